@@ -1,0 +1,9 @@
+"""Errors raised for bad input; each message names where the problem is."""
+
+
+class NLIDataError(ValueError):
+    """Bad data or a bad data config: the message names the file and line, or the config key."""
+
+
+class DatasetNotCachedError(NLIDataError):
+    """A Hub dataset was requested while offline and it is not in the local cache."""

@@ -1,0 +1,88 @@
+"""Label names, internal ids and the per-source label maps.
+
+Inside nliforge a label is a *name*; ids are 0 entailment, 1 neutral, 2 contradiction.
+Every source is mapped by name at its boundary because sources disagree on integer order
+(see PRIOR_ART.md): WANLI's code sorts names alphabetically, GLUE WNLI puts
+not_entailment first, SNLI uses -1 for "no gold label", roberta-large-mnli puts
+contradiction first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from nliforge.data.errors import NLIDataError
+
+LABELS: tuple[str, ...] = ("entailment", "neutral", "contradiction")
+LABEL2ID: dict[str, int] = {name: i for i, name in enumerate(LABELS)}
+ID2LABEL: dict[int, str] = dict(enumerate(LABELS))
+# Gold labels of 2-class evaluation sets.
+NON_ENTAILMENT = "non-entailment"
+NON_CONTRADICTION = "non-contradiction"
+TWO_CLASS_LABELS: dict[str, tuple[str, str]] = {
+    "entailment": ("entailment", NON_ENTAILMENT),
+    "contradiction": ("contradiction", NON_CONTRADICTION),
+}
+ALL_GOLD_LABELS: tuple[str, ...] = LABELS + (NON_ENTAILMENT, NON_CONTRADICTION)
+
+# Raw label value in a source -> canonical name; None means "drop this example" (no gold).
+SOURCE_LABEL_MAPS: dict[str, dict[object, str | None]] = {
+    # Hub ClassLabel order e/n/c; SNLI marks pairs without gold as -1.
+    "mnli": {0: "entailment", 1: "neutral", 2: "contradiction", -1: None},
+    "snli": {0: "entailment", 1: "neutral", 2: "contradiction", -1: None},
+    "anli": {0: "entailment", 1: "neutral", 2: "contradiction"},
+    # pietrolesci/nli_fever uses e/n/c ids; the original files use FEVER verdict strings.
+    "fever_nli": {
+        0: "entailment", 1: "neutral", 2: "contradiction",
+        "SUPPORTS": "entailment", "NOT ENOUGH INFO": "neutral", "REFUTES": "contradiction",
+    },
+    # WANLI's Hub files hold strings in `gold`; its training code uses alphabetical ids.
+    "wanli": {"entailment": "entailment", "neutral": "neutral", "contradiction": "contradiction"},
+    "wanli_ids": {0: "contradiction", 1: "entailment", 2: "neutral"},
+    # GLUE WNLI is reversed with respect to QNLI/RTE/HANS.
+    "wnli": {0: NON_ENTAILMENT, 1: "entailment"},
+    "qnli": {0: "entailment", 1: NON_ENTAILMENT},
+    "hans": {0: "entailment", 1: NON_ENTAILMENT},
+    # Label names used by our own JSONL files and the synthetic world.
+    "names": {name: name for name in ALL_GOLD_LABELS},
+}
+
+
+def map_label(source: str, raw: object, where: str = "") -> str | None:
+    """Map a source's raw label to a canonical name (None = no gold, drop the example)."""
+    try:
+        table = SOURCE_LABEL_MAPS[source]
+    except KeyError:
+        raise NLIDataError(
+            f"{where or 'label map'}: unknown label source {source!r}; "
+            f"valid: {', '.join(sorted(SOURCE_LABEL_MAPS))}"
+        ) from None
+    if raw not in table:
+        valid = ", ".join(repr(k) for k in table)
+        raise NLIDataError(f"{where}: label {raw!r} is not in the {source} label map; valid: {valid}")
+    return table[raw]
+
+
+def label_map_from_names(names: Sequence[str], where: str = "") -> dict[int, str]:
+    """Id -> canonical name for a source that lists its label names in id order."""
+    out = {}
+    for i, name in enumerate(names):
+        canonical = name.replace("_", "-").lower()
+        if canonical not in ALL_GOLD_LABELS:
+            raise NLIDataError(f"{where}: label name {name!r} unknown; valid: {', '.join(ALL_GOLD_LABELS)}")
+        out[i] = canonical
+    return out
+
+
+def model_label_permutation(label2id: Mapping[str, int]) -> list[int]:
+    """Column index in a model's output for each internal id, read from its config.label2id.
+
+    `logits[:, perm]` puts a foreign model's columns in our e/n/c order.
+    """
+    normalised = {k.lower().replace("_", "-"): int(v) for k, v in label2id.items()}
+    missing = [name for name in LABELS if name not in normalised]
+    if missing:
+        raise NLIDataError(
+            f"model config label2id {dict(label2id)} lacks {missing}; expected names {list(LABELS)}"
+        )
+    return [normalised[name] for name in LABELS]
