@@ -48,6 +48,12 @@ SOURCE_LABEL_MAPS: dict[str, dict[object, str | None]] = {
 }
 
 
+def normalize_label_name(name: str) -> str:
+    """`NOT_ENTAILMENT`, `not-entailment`, `Non_Entailment` -> `non-entailment`."""
+    canonical = str(name).strip().lower().replace("_", "-")
+    return "non-" + canonical[4:] if canonical.startswith("not-") else canonical
+
+
 def map_label(source: str, raw: object, where: str = "") -> str | None:
     """Map a source's raw label to a canonical name (None = no gold, drop the example)."""
     try:
@@ -67,7 +73,7 @@ def label_map_from_names(names: Sequence[str], where: str = "") -> dict[int, str
     """Id -> canonical name for a source that lists its label names in id order."""
     out = {}
     for i, name in enumerate(names):
-        canonical = name.replace("_", "-").lower()
+        canonical = normalize_label_name(name)
         if canonical not in ALL_GOLD_LABELS:
             raise NLIDataError(f"{where}: label name {name!r} unknown; valid: {', '.join(ALL_GOLD_LABELS)}")
         out[i] = canonical
@@ -79,7 +85,7 @@ def model_label_permutation(label2id: Mapping[str, int]) -> list[int]:
 
     `logits[:, perm]` puts a foreign model's columns in our e/n/c order.
     """
-    normalised = {k.lower().replace("_", "-"): int(v) for k, v in label2id.items()}
+    normalised = {normalize_label_name(k): int(v) for k, v in label2id.items()}
     missing = [name for name in LABELS if name not in normalised]
     if missing:
         raise NLIDataError(

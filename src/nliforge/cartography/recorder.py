@@ -1,0 +1,179 @@
+"""Lightning callback that records per-epoch label probabilities for dataset cartography.
+
+Two modes (PRIOR_ART: both are legitimate, so it is a setting and recorded in meta.json):
+
+* ``in_training`` — the cartography code's way: keep the softmax the training step already
+  computed for each minibatch (training mode, weights changing within the epoch). No extra
+  forward pass. Needs ``training_step`` to return ``{"loss": ..., "probs": (B, 3) detached}``
+  and batches with ``uid`` (list of str) and ``labels`` (gold ids, -1 = unlabeled).
+* ``checkpoint`` — WANLI's way: at the end of each epoch score the whole set with that
+  epoch's final weights in eval mode, from ``trainer.datamodule.dynamics_dataloader()`` via
+  ``pl_module.predict_probs(batch) -> (B, 3)``.
+
+Files are written on global rank 0 only and an existing epoch file is never replaced, so a
+resumed run keeps what the first run recorded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import torch
+from lightning.pytorch import Callback, LightningModule, Trainer
+
+from nliforge.cartography.store import (
+    Dynamics, epoch_frame, epoch_path, frame_to_parquet_bytes, load_dynamics, read_meta,
+    update_meta, write_new_file,
+)
+from nliforge.data.labels import LABELS
+
+log = logging.getLogger(__name__)
+
+MODES: tuple[str, ...] = ("in_training", "checkpoint")
+
+__all__ = ["MODES", "TrainingDynamicsCallback", "Dynamics", "load_dynamics"]
+
+
+class TrainingDynamicsCallback(Callback):
+    """Write ``out_dir/epoch_{e:03d}.parquet`` (uid, gold, p_*) and ``meta.json`` each epoch."""
+
+    def __init__(self, out_dir: str | os.PathLike, mode: str = "in_training") -> None:
+        if mode not in MODES:
+            raise ValueError(f"unknown training-dynamics mode {mode!r}; valid: {', '.join(MODES)}")
+        self.out_dir = Path(out_dir)
+        self.mode = mode
+        self._reset()
+
+    def _reset(self) -> None:
+        """Forget the current epoch's buffers."""
+        self._probs: list[torch.Tensor] = []
+        self._labels: list[torch.Tensor] = []
+        self._uids: list[str] = []
+
+    # ------------------------------------------------------------------ hooks
+    def on_fit_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
+        """Refuse to mix modes in one folder (a resumed run must record the same way)."""
+        recorded = read_meta(self.out_dir).get("mode")
+        if recorded is not None and recorded != self.mode:
+            raise ValueError(f"{self.out_dir} holds dynamics recorded in mode {recorded!r}; "
+                             f"this run uses {self.mode!r}; use another out_dir")
+
+    def on_train_epoch_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
+        """Start each epoch with empty buffers."""
+        self._reset()
+
+    def on_train_batch_end(self, trainer: Trainer, pl_module: LightningModule, outputs,
+                           batch, batch_idx: int) -> None:
+        """In ``in_training`` mode keep this batch's probabilities (still on device)."""
+        if self.mode != "in_training" or trainer.sanity_checking:
+            return
+        if not isinstance(outputs, Mapping) or "probs" not in outputs:
+            raise ValueError("in_training mode needs training_step to return a dict with "
+                             "'loss' and 'probs' (B x 3 softmax, detached)")
+        probs, uids, labels = outputs["probs"], batch["uid"], batch["labels"]
+        _check_batch(probs, uids, labels)
+        self._probs.append(probs.detach())
+        self._labels.append(labels.detach())
+        self._uids.extend(str(u) for u in uids)
+
+    def on_train_epoch_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
+        """Collect (or score) this epoch and write its file on rank 0."""
+        if trainer.sanity_checking:
+            return
+        if self.mode == "checkpoint":
+            collected = self._score_checkpoint(trainer, pl_module) if trainer.is_global_zero else None
+        else:
+            collected = self._gather(self._collect_in_training(), trainer)
+        self._reset()
+        if trainer.is_global_zero and collected is not None:
+            self._write_epoch(trainer.current_epoch, *collected)
+
+    # ------------------------------------------------------------- collection
+    def _collect_in_training(self) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """One device-to-host transfer of everything buffered this epoch."""
+        if not self._probs:
+            return [], np.zeros(0, np.int64), np.zeros((0, len(LABELS)), np.float32)
+        probs = torch.cat(self._probs).float().cpu().numpy()
+        labels = torch.cat(self._labels).long().cpu().numpy()
+        return list(self._uids), labels, probs
+
+    def _gather(self, local, trainer: Trainer):
+        """Under multi-process training, collect every rank's examples on rank 0."""
+        dist = torch.distributed
+        if trainer.world_size <= 1 or not (dist.is_available() and dist.is_initialized()):
+            return local
+        parts = [None] * trainer.world_size if trainer.is_global_zero else None
+        dist.gather_object(local, parts, dst=0)
+        if not trainer.is_global_zero:
+            return None
+        uids = [u for part in parts for u in part[0]]
+        return uids, np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts])
+
+    def _score_checkpoint(self, trainer: Trainer, pl_module: LightningModule):
+        """Score the dynamics dataloader with this epoch's weights, eval mode, no grad."""
+        loader = _dynamics_loader(trainer)
+        if not hasattr(pl_module, "predict_probs"):
+            raise ValueError("checkpoint mode needs the LightningModule to define predict_probs(batch)")
+        modes = {module: module.training for module in pl_module.modules()}
+        pl_module.eval()
+        uids, labels, probs = [], [], []
+        forward = getattr(trainer.precision_plugin, "forward_context", contextlib.nullcontext)
+        try:
+            with torch.inference_mode(), forward():
+                for batch_idx, batch in enumerate(loader):
+                    batch = pl_module.transfer_batch_to_device(batch, pl_module.device, 0)
+                    out = pl_module.predict_probs(batch)
+                    _check_batch(out, batch["uid"], batch["labels"])
+                    probs.append(out.detach())
+                    labels.append(batch["labels"].detach())
+                    uids.extend(str(u) for u in batch["uid"])
+        finally:
+            for module, was_training in modes.items():
+                module.train(was_training)
+        if not probs:
+            return [], np.zeros(0, np.int64), np.zeros((0, len(LABELS)), np.float32)
+        return uids, torch.cat(labels).long().cpu().numpy(), torch.cat(probs).float().cpu().numpy()
+
+    # ----------------------------------------------------------------- output
+    def _write_epoch(self, epoch: int, uids: list[str], gold: np.ndarray, probs: np.ndarray) -> None:
+        """Write one epoch file unless it already exists; keep meta.json in step."""
+        path = epoch_path(self.out_dir, epoch)
+        frame = epoch_frame(uids, gold, probs)
+        if len(frame) < len(uids):
+            log.info("%s: %d repeated uid(s) this epoch; kept the last", path.name, len(uids) - len(frame))
+        reference = self._reference_count()
+        if reference is not None and len(frame) < reference:
+            log.warning("%s: incomplete epoch, %d of %d examples recorded", path, len(frame), reference)
+        if not write_new_file(path, frame_to_parquet_bytes(frame)):
+            log.warning("%s already exists (resumed run?); kept the existing file, not replaced", path)
+        update_meta(self.out_dir, self.mode, epoch, len(frame))
+
+    def _reference_count(self) -> int | None:
+        """Number of examples of the first epoch recorded in this folder, if any."""
+        counts = read_meta(self.out_dir).get("num_examples", {})
+        if not counts:
+            return None
+        return int(counts[min(counts, key=int)])
+
+
+def _dynamics_loader(trainer: Trainer):
+    """The datamodule's unshuffled scoring loader, or a ValueError explaining the contract."""
+    datamodule = getattr(trainer, "datamodule", None)
+    if datamodule is None or not hasattr(datamodule, "dynamics_dataloader"):
+        raise ValueError("checkpoint mode needs trainer.datamodule.dynamics_dataloader() "
+                         "(unshuffled batches with uid, labels and model inputs)")
+    return datamodule.dynamics_dataloader()
+
+
+def _check_batch(probs, uids, labels) -> None:
+    """Shapes agree with the contract: probs (B, 3), B uids, B labels."""
+    if not isinstance(probs, torch.Tensor) or probs.ndim != 2 or probs.shape[1] != len(LABELS):
+        shape = tuple(probs.shape) if isinstance(probs, torch.Tensor) else type(probs).__name__
+        raise ValueError(f"probs must be a (B, {len(LABELS)}) tensor; got {shape}")
+    if len(uids) != probs.shape[0] or len(labels) != probs.shape[0]:
+        raise ValueError(f"batch has {probs.shape[0]} probs, {len(uids)} uids, {len(labels)} labels")

@@ -1,0 +1,65 @@
+"""Training-set combinations of WANLI §3.2: augmentation `A + B` and random replacement `A ◇ B`."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Sequence
+
+from nliforge.data.errors import NLIDataError
+from nliforge.data.records import Record, check_unique_uids
+
+COMBINE_MODES = ("augment", "replace")
+SYMBOL = {"augment": "+", "replace": "◇"}
+ASCII_SYMBOL = {"augment": "+", "replace": "_rep_"}
+
+
+def _rng(seed: int, salt: str) -> random.Random:
+    digest = hashlib.sha256(f"{seed}:{salt}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def augment(sets: Sequence[Sequence[Record]]) -> list[Record]:
+    """A + B + ...: plain concatenation in the order given."""
+    return [rec for records in sets for rec in records]
+
+
+def replace(base: Sequence[Record], others: Sequence[Sequence[Record]], seed: int) -> list[Record]:
+    """A ◇ B: |B| randomly chosen examples of A are swapped for all of B, so the size stays |A|.
+
+    With several B's, their union replaces as many examples of A. The kept part of A keeps its
+    order and the new examples follow, so the result is a pure function of (inputs, seed).
+    """
+    incoming = augment(others)
+    if len(incoming) > len(base):
+        raise NLIDataError(
+            f"data.combine=replace: the replacing sets hold {len(incoming)} examples but the base set "
+            f"only {len(base)}; A ◇ B needs |B| <= |A| (use data.combine=augment instead)"
+        )
+    drop = set(_rng(seed, "replace").sample(range(len(base)), len(incoming)))
+    return [rec for i, rec in enumerate(base) if i not in drop] + list(incoming)
+
+
+def combine(named_sets: Sequence[tuple[str, Sequence[Record]]], mode: str, seed: int) -> list[Record]:
+    """Combine one or more named training sets; the first is the base A for `replace`."""
+    if mode not in COMBINE_MODES:
+        raise NLIDataError(f"data.combine={mode!r} is not a combination mode; valid: {', '.join(COMBINE_MODES)}")
+    if not named_sets:
+        raise NLIDataError("data.train_sets is empty; select at least one, e.g. data/train_sets=[synthetic]")
+    sets = [records for _, records in named_sets]
+    if len(sets) == 1:
+        out = list(sets[0])
+    elif mode == "augment":
+        out = augment(sets)
+    else:
+        out = replace(sets[0], sets[1:], seed)
+    check_unique_uids(out, f"training set {combination_id([n for n, _ in named_sets], mode)}")
+    return out
+
+
+def combination_id(names: Sequence[str], mode: str, ascii_only: bool = False) -> str:
+    """A readable id: `mnli+wanli` or `mnli◇wanli`; `ascii_only` gives `mnli_rep_wanli` for paths."""
+    if mode not in COMBINE_MODES:
+        raise NLIDataError(f"data.combine={mode!r} is not a combination mode; valid: {', '.join(COMBINE_MODES)}")
+    symbol = (ASCII_SYMBOL if ascii_only else SYMBOL)[mode]
+    return symbol.join(names)

@@ -1,0 +1,52 @@
+"""Assemble the training set a run config selects, with a manifest for provenance."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from nliforge.data.combine import combination_id, combine
+from nliforge.data.errors import NLIDataError
+from nliforge.data.jsonl import atomic_write_text, records_digest, write_jsonl
+from nliforge.data.records import Record
+from nliforge.data.registry import load_set
+
+
+@dataclass
+class TrainingSet:
+    """The combined records, their readable id (`mnli+wanli`, `mnli◇wanli`) and an ASCII id for paths."""
+
+    records: list[Record]
+    train_id: str
+    train_id_ascii: str
+    sizes: dict[str, int]
+    digest: str
+
+
+def build_training_set(cfg: DictConfig) -> TrainingSet:
+    """Load every set under `data.train_sets` (in selection order) and combine by `data.combine`."""
+    selected = cfg.data.get("train_sets")
+    if not selected:
+        raise NLIDataError("data.train_sets: no training set selected; e.g. data/train_sets=[synthetic]")
+    world = OmegaConf.to_container(cfg.world, resolve=True) if "world" in cfg else None
+    named = []
+    for name, spec in selected.items():
+        spec = OmegaConf.to_container(spec, resolve=True)
+        named.append((spec.get("name", name), load_set(spec, f"data.train_sets.{name}", world, cfg.data.cache_dir)))
+    mode = cfg.data.combine
+    names = [n for n, _ in named]
+    records = combine(named, mode, int(cfg.seed))
+    return TrainingSet(records, combination_id(names, mode), combination_id(names, mode, ascii_only=True),
+                       {n: len(r) for n, r in named}, records_digest(records))
+
+
+def write_training_manifest(ts: TrainingSet, cfg: DictConfig, out_dir: Path) -> None:
+    """Record what was trained on: sizes in and out, combination mode, seed, sha256 of the JSONL bytes."""
+    manifest = {"train_id": ts.train_id, "train_id_ascii": ts.train_id_ascii, "combine": cfg.data.combine,
+                "seed": int(cfg.seed), "sizes_in": ts.sizes, "size": len(ts.records), "sha256": ts.digest}
+    atomic_write_text(out_dir / "train_set.manifest.json", [json.dumps(manifest, indent=2, ensure_ascii=False)])
+    if cfg.data.get("save_train_set"):
+        write_jsonl(ts.records, out_dir / "train_set.jsonl")

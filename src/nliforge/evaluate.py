@@ -1,0 +1,62 @@
+"""nliforge-evaluate: evaluate a trained model folder on a suite and write metrics.csv."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import hydra
+import lightning as L
+from omegaconf import DictConfig
+
+from nliforge.data.datamodule import NLIDataModule
+from nliforge.evaluation.registry import load_suite
+from nliforge.evaluation.suite import evaluate_suite, metrics_rows, write_metrics_csv
+from nliforge.models.backbone import build_backbone
+from nliforge.models.classifier import NLIClassifier
+from nliforge.utils.run import build_loggers, close_loggers, log_final_metrics, prepare_output_dir
+
+log = logging.getLogger("nliforge.evaluate")
+CONF_DIR = str(Path(__file__).resolve().parents[2] / "conf")
+
+
+def _train_id(cfg: DictConfig) -> str:
+    if cfg.get("train_id"):
+        return str(cfg.train_id)
+    manifest = Path(str(cfg.model.backbone.get("name_or_path", ""))).parent / "train_set.manifest.json"
+    if manifest.is_file():
+        return json.loads(manifest.read_text())["train_id"]
+    return str(cfg.model.backbone.get("name_or_path") or cfg.model.backbone.kind)
+
+
+def evaluate(cfg: DictConfig) -> dict:
+    """Load the model, run the suite on the configured accelerator, write metrics.csv. Returns results."""
+    out = prepare_output_dir(cfg)
+    L.seed_everything(int(cfg.seed), workers=True)
+    eval_sets = load_suite(cfg)
+    model, tokenizer, perm = build_backbone(cfg.model.backbone)
+    module = NLIClassifier(model, label_permutation=perm)
+    accelerator = cfg.trainer.get("accelerator", "cpu")
+    if accelerator in ("gpu", "cuda"):
+        module = module.cuda()
+    dm = NLIDataModule([], tokenizer, cfg.data.batch_size, cfg.data.eval_batch_size, cfg.data.max_length,
+                       cfg.data.num_workers, int(cfg.seed))
+    train_id = _train_id(cfg)
+    loggers = build_loggers(cfg, f"eval-{train_id}", out)
+    try:
+        results = evaluate_suite(module, dm, eval_sets, cfg.suite.get("collapse", "argmax"))
+        write_metrics_csv(metrics_rows(results, train_id, int(cfg.seed)), out / "metrics.csv")
+        log_final_metrics(loggers, results)
+    finally:
+        close_loggers(loggers)
+    return results
+
+
+@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="evaluate")
+def main(cfg: DictConfig) -> None:
+    evaluate(cfg)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""Evaluate a classifier on a suite of eval sets and write long-form metrics."""
+
+from __future__ import annotations
+
+import csv
+import io
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torchmetrics.functional.classification import binary_accuracy, multiclass_accuracy
+from tqdm.auto import tqdm
+
+from nliforge.data.jsonl import atomic_write_text
+from nliforge.data.labels import LABEL2ID
+from nliforge.data.records import Record
+from nliforge.data.registry import gold_labels_for
+from nliforge.evaluation.collapse import collapse_predictions
+
+log = logging.getLogger(__name__)
+METRIC_COLUMNS = ("train_id", "seed", "eval_set", "metric", "value")
+
+
+@dataclass
+class EvalSet:
+    """A loaded eval set with its config node (num_classes, positive class, version)."""
+
+    name: str
+    spec: Mapping[str, Any]
+    records: Sequence[Record]
+
+
+@torch.inference_mode()
+def predict_probs(module, datamodule, records: Sequence[Record], desc: str = "") -> torch.Tensor:
+    """Probabilities (N x 3, e/n/c) of the module on records, in eval mode, on the module's device."""
+    was_training = module.training
+    module.eval()
+    out = []
+    loader = datamodule.loader(datamodule.encode(records))
+    for batch in tqdm(loader, desc=f"eval {desc}", leave=False, disable=len(loader) < 20):
+        batch = {k: v.to(module.device) if torch.is_tensor(v) else v for k, v in batch.items()}
+        out.append(module.predict_probs(batch).cpu())
+    module.train(was_training)
+    return torch.cat(out) if out else torch.empty(0, 3)
+
+
+def score_set(probs: torch.Tensor, eval_set: EvalSet, collapse: str = "argmax") -> dict[str, float]:
+    """Accuracy of probs against the set's gold labels; 2-class sets are collapsed by `collapse`."""
+    allowed = gold_labels_for(eval_set.spec)
+    if len(allowed) == 3:
+        gold = torch.tensor([LABEL2ID[r.label] for r in eval_set.records])
+        acc = multiclass_accuracy(probs.argmax(-1), gold, num_classes=3, average="micro")
+    else:
+        positive = allowed[0]
+        gold = torch.tensor([int(r.label == positive) for r in eval_set.records])
+        acc = binary_accuracy(collapse_predictions(probs, positive, collapse), gold)
+    return {"acc": float(acc), "n": float(len(eval_set.records))}
+
+
+def evaluate_suite(module, datamodule, eval_sets: Sequence[EvalSet], collapse: str = "argmax") -> dict[str, dict]:
+    """Per-set metrics for every eval set of the suite."""
+    results = {}
+    for es in eval_sets:
+        probs = predict_probs(module, datamodule, es.records, es.name)
+        results[es.name] = score_set(probs, es, collapse)
+        log.info("eval %-32s acc=%.4f (n=%d)", es.name, results[es.name]["acc"], len(es.records))
+    return results
+
+
+def metrics_rows(results: Mapping[str, Mapping[str, float]], train_id: str, seed: int) -> list[dict]:
+    return [{"train_id": train_id, "seed": seed, "eval_set": name, "metric": metric, "value": value}
+            for name, metrics in results.items() for metric, value in metrics.items()]
+
+
+def write_metrics_csv(rows: Sequence[Mapping[str, Any]], path: str | Path) -> Path:
+    """Long-form metrics (train_id, seed, eval_set, metric, value), written atomically."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=METRIC_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return atomic_write_text(path, [buf.getvalue()])

@@ -1,0 +1,68 @@
+"""The NLI classifier: a LightningModule over AutoModelForSequenceClassification."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import lightning as L
+import torch
+import torch.nn.functional as F
+from transformers import get_linear_schedule_with_warmup
+
+from nliforge.data.datamodule import TOKEN_KEYS
+
+NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight", "LayerNorm.bias")
+
+
+class NLIClassifier(L.LightningModule):
+    """Fine-tunes a sequence classifier with AdamW (decoupled weight decay) and linear decay after warmup.
+
+    `training_step` returns the batch's detached probabilities so the training-dynamics callback
+    can record them without a second forward pass.
+    """
+
+    def __init__(self, model, optimizer: Callable[..., torch.optim.Optimizer] | None = None,
+                 weight_decay: float = 0.1, warmup_ratio: float = 0.06,
+                 label_permutation: Sequence[int] | None = None, val_names: Sequence[str] = ()):
+        super().__init__()
+        self.save_hyperparameters(ignore=["model", "optimizer"], logger=False)
+        self.model = model
+        self.optimizer_factory = optimizer or (lambda params: torch.optim.AdamW(params, lr=1e-5))
+        perm = torch.tensor(list(label_permutation)) if label_permutation is not None else None
+        self.register_buffer("label_permutation", perm, persistent=False)
+        self.val_names = list(val_names)
+
+    def forward(self, batch: dict) -> torch.Tensor:
+        logits = self.model(**{k: batch[k] for k in TOKEN_KEYS if k in batch}).logits
+        return logits if self.label_permutation is None else logits[:, self.label_permutation]
+
+    def training_step(self, batch: dict, batch_idx: int) -> dict:
+        logits = self(batch)
+        loss = F.cross_entropy(logits, batch["labels"], ignore_index=-1)
+        self.log("train/loss", loss, prog_bar=True, batch_size=len(batch["uid"]))
+        return {"loss": loss, "probs": logits.detach().float().softmax(-1)}
+
+    def validation_step(self, batch: dict, batch_idx: int, dataloader_idx: int = 0) -> None:
+        logits = self(batch)
+        labels = batch["labels"]
+        mask = labels >= 0
+        acc = (logits.argmax(-1)[mask] == labels[mask]).float().mean() if mask.any() else torch.tensor(0.0)
+        name = self.val_names[dataloader_idx] if dataloader_idx < len(self.val_names) else str(dataloader_idx)
+        self.log(f"val/{name}/acc", acc, add_dataloader_idx=False, batch_size=int(mask.sum()), prog_bar=True)
+
+    @torch.inference_mode()
+    def predict_probs(self, batch: dict) -> torch.Tensor:
+        """Probabilities in e/n/c order for a batch (call in eval mode)."""
+        return self(batch).float().softmax(-1)
+
+    def configure_optimizers(self):
+        decay, no_decay = [], []
+        for name, param in self.model.named_parameters():
+            if param.requires_grad:
+                (no_decay if any(nd in name for nd in NO_DECAY) else decay).append(param)
+        groups = [{"params": decay, "weight_decay": self.hparams.weight_decay},
+                  {"params": no_decay, "weight_decay": 0.0}]
+        optimizer = self.optimizer_factory(groups)
+        total = int(self.trainer.estimated_stepping_batches)
+        scheduler = get_linear_schedule_with_warmup(optimizer, int(self.hparams.warmup_ratio * total), total)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}

@@ -1,0 +1,29 @@
+"""A byte-level BPE tokenizer trained on the spot, so tiny models need no download."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from tokenizers import ByteLevelBPETokenizer
+from tokenizers.processors import TemplateProcessing
+from transformers import PreTrainedTokenizerFast
+
+SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+
+
+def train_tiny_tokenizer(texts: Iterable[str], vocab_size: int = 2000, min_frequency: int = 2) -> PreTrainedTokenizerFast:
+    """Train a RoBERTa-style tokenizer (`<s> A </s></s> B </s>`) on the given texts."""
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(list(texts), vocab_size=vocab_size, min_frequency=min_frequency,
+                            special_tokens=SPECIALS, show_progress=False)
+    bos, eos = bpe.token_to_id("<s>"), bpe.token_to_id("</s>")
+    bpe.post_processor = TemplateProcessing(
+        single="<s> $A </s>",
+        pair="<s> $A </s> </s> $B </s>",
+        special_tokens=[("<s>", bos), ("</s>", eos)],
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=bpe._tokenizer, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
+        unk_token="<unk>", mask_token="<mask>", cls_token="<s>", sep_token="</s>",
+        model_max_length=512,
+    )

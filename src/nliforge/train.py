@@ -1,0 +1,92 @@
+"""nliforge-train: a classifier on a combination of training sets, with training dynamics,
+evaluated on a suite. `train(cfg)` is the pure function; `main` is the thin Hydra entry point."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import hydra
+import lightning as L
+from omegaconf import DictConfig
+
+from nliforge.data.datamodule import NLIDataModule
+from nliforge.data.training_set import build_training_set, write_training_manifest
+from nliforge.evaluation.registry import load_suite, pick_val_sets
+from nliforge.evaluation.suite import evaluate_suite, metrics_rows, write_metrics_csv
+from nliforge.models.backbone import build_backbone, save_backbone
+from nliforge.models.classifier import NLIClassifier
+from nliforge.utils.instantiate import instantiate
+from nliforge.utils.run import build_loggers, close_loggers, log_final_metrics, prepare_output_dir
+
+log = logging.getLogger("nliforge.train")
+CONF_DIR = str(Path(__file__).resolve().parents[2] / "conf")
+
+
+def build_callbacks(cfg: DictConfig) -> list:
+    callbacks = []
+    dyn = cfg.callbacks.get("dynamics")
+    if dyn is not None and dyn.get("enabled", False):
+        from nliforge.cartography import TrainingDynamicsCallback
+
+        callbacks.append(TrainingDynamicsCallback(dyn.dir, mode=dyn.mode))
+    for key, node in cfg.callbacks.items():
+        if isinstance(node, DictConfig) and "_target_" in node:
+            callbacks.append(instantiate(node, f"callbacks.{key}"))
+    return callbacks
+
+
+def resolve_ckpt(cfg: DictConfig, out: Path) -> str | None:
+    if cfg.get("ckpt_path") == "last":
+        last = out / "checkpoints" / "last.ckpt"
+        return str(last) if last.exists() else None
+    return cfg.get("ckpt_path")
+
+
+def train(cfg: DictConfig) -> dict:
+    """Train, evaluate the suite, write metrics.csv, dynamics and the data map. Returns the results."""
+    out = prepare_output_dir(cfg)
+    L.seed_everything(int(cfg.seed), workers=True)
+    ts = build_training_set(cfg)
+    write_training_manifest(ts, cfg, out)
+    eval_sets = load_suite(cfg)
+    val_sets = pick_val_sets(cfg, eval_sets)
+    log.info("training set %s: %d examples %s", ts.train_id, len(ts.records), ts.sizes)
+    texts = [t for r in ts.records for t in (r.premise, r.hypothesis)]
+    model, tokenizer, perm = build_backbone(cfg.model.backbone, texts)
+    dm = NLIDataModule(ts.records, tokenizer, cfg.data.batch_size, cfg.data.eval_batch_size, cfg.data.max_length,
+                       cfg.data.num_workers, int(cfg.seed), val_sets)
+    module = NLIClassifier(model, instantiate(cfg.model.optimizer, "model.optimizer"), cfg.model.weight_decay,
+                           cfg.model.warmup_ratio, perm, list(val_sets))
+    loggers = build_loggers(cfg, f"{ts.train_id}-s{cfg.seed}", out)
+    trainer = instantiate(cfg.trainer, "trainer", callbacks=build_callbacks(cfg), logger=loggers or False)
+    try:
+        trainer.fit(module, datamodule=dm, ckpt_path=resolve_ckpt(cfg, out))
+        results = evaluate_suite(module, dm, eval_sets, cfg.suite.get("collapse", "argmax"))
+        write_metrics_csv(metrics_rows(results, ts.train_id, int(cfg.seed)), out / "metrics.csv")
+        log_final_metrics(loggers, results)
+        if cfg.get("save_model", True):
+            save_backbone(module.model, tokenizer, out / "model")
+        _summarize_dynamics(cfg)
+    finally:
+        close_loggers(loggers)
+    log.info("outputs in %s", out)
+    return results
+
+
+def _summarize_dynamics(cfg: DictConfig) -> None:
+    dyn = cfg.callbacks.get("dynamics")
+    if dyn is None or not dyn.get("enabled", False) or not Path(dyn.dir).exists():
+        return
+    from nliforge.cartography import summarize
+
+    summarize(dyn.dir, plot_path=dyn.get("data_map"))
+
+
+@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="train")
+def main(cfg: DictConfig) -> None:
+    train(cfg)
+
+
+if __name__ == "__main__":
+    main()

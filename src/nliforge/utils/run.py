@@ -1,0 +1,59 @@
+"""Pieces every entry point shares: output folder, loggers, closing the run."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from nliforge.data.jsonl import atomic_write_text
+from nliforge.utils.instantiate import instantiate
+
+log = logging.getLogger("nliforge")
+
+
+def prepare_output_dir(cfg: DictConfig) -> Path:
+    """Create the run folder and save the resolved config in it (never any secret: keys come from env)."""
+    out = Path(cfg.paths.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / "config.yaml", [OmegaConf.to_yaml(cfg, resolve=True)])
+    return out
+
+
+def build_loggers(cfg: DictConfig, run_name: str, out: Path) -> list:
+    """Lightning loggers from the `logger` group; W&B files are kept inside the run folder."""
+    loggers = []
+    for key, node in (cfg.get("logger") or {}).items():
+        if node is None or "_target_" not in node:
+            continue
+        kwargs = {}
+        if "WandbLogger" in node._target_:
+            for var in ("WANDB_DIR", "WANDB_CONFIG_DIR", "WANDB_CACHE_DIR"):
+                os.environ.setdefault(var, str(out / "wandb_files"))
+            Path(os.environ["WANDB_DIR"]).mkdir(parents=True, exist_ok=True)
+            kwargs = {"name": run_name, "config": OmegaConf.to_container(cfg, resolve=True)}
+        loggers.append(instantiate(node, f"logger.{key}", **kwargs))
+    return loggers
+
+
+def log_final_metrics(loggers: list, results: dict) -> None:
+    """Log suite results as `test/<set>/<metric>` to every logger."""
+    flat = {f"test/{name}/{metric}": value for name, metrics in results.items() for metric, value in metrics.items()}
+    for lg in loggers:
+        lg.log_metrics(flat)
+        lg.save()
+
+
+def close_loggers(loggers: list) -> None:
+    """Always finish W&B, so one failed job of a multirun cannot poison the next."""
+    for lg in loggers:
+        try:
+            lg.finalize("success")
+        except Exception as err:  # noqa: BLE001
+            log.warning("logger %s did not finalize: %s", type(lg).__name__, err)
+    if any(type(lg).__name__ == "WandbLogger" for lg in loggers):
+        import wandb
+
+        wandb.finish()

@@ -1,0 +1,58 @@
+"""Shared fixtures: configs composed once per session and made cheap (tiny model, CPU, no logger)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from omegaconf import DictConfig, OmegaConf, open_dict
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("WANDB_MODE", "disabled")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")
+# A small world keeps the tests fast; the demo uses the full default sizes.
+SMALL_WORLD = ["world.n_train=900", "world.n_dev=150", "world.n_test=300", "world.n_challenge=150"]
+
+
+def compose_config(name: str, overrides: list[str], output_dir: Path, cache_dir: Path) -> DictConfig:
+    """Compose `conf/<name>.yaml` with overrides, pointing outputs and caches at test folders."""
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+        cfg = compose(name, overrides=overrides)
+    with open_dict(cfg):
+        cfg.paths.output_dir = str(output_dir)
+        cfg.paths.cache_dir = str(cache_dir)
+    GlobalHydra.instance().clear()
+    return cfg
+
+
+@pytest.fixture(scope="session")
+def world_cache(tmp_path_factory) -> Path:
+    """One cache folder for synthetic worlds, shared by the session (worlds are built once)."""
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture(scope="session")
+def cfg_train_base(tmp_path_factory, world_cache) -> DictConfig:
+    """The demo experiment at test size: 2 epochs over a small world, CSV logger only."""
+    out = tmp_path_factory.mktemp("base_run")
+    return compose_config("train", ["experiment=demo", *SMALL_WORLD, "model.max_epochs=2",
+                                    "trainer.enable_progress_bar=false"], out, world_cache)
+
+
+@pytest.fixture
+def cfg_train(cfg_train_base, tmp_path) -> DictConfig:
+    cfg = cfg_train_base.copy()
+    with open_dict(cfg):
+        cfg.paths.output_dir = str(tmp_path / "run")
+    return cfg
+
+
+def resolved(cfg: DictConfig) -> dict:
+    return OmegaConf.to_container(cfg, resolve=True)
