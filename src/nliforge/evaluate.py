@@ -15,6 +15,7 @@ from nliforge.evaluation.registry import load_suite
 from nliforge.evaluation.suite import evaluate_suite, metrics_rows, write_metrics_csv
 from nliforge.models.backbone import build_backbone
 from nliforge.models.classifier import NLIClassifier
+from nliforge.utils.cli import run_cli
 from nliforge.utils.run import build_loggers, close_loggers, log_final_metrics, prepare_output_dir
 
 log = logging.getLogger("nliforge.evaluate")
@@ -54,8 +55,13 @@ def evaluate(cfg: DictConfig) -> dict:
 
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="evaluate")
-def main(cfg: DictConfig) -> None:
+def _hydra_main(cfg: DictConfig) -> None:
     evaluate(cfg)
+
+
+def main() -> None:
+    """Console script `nliforge-evaluate`."""
+    run_cli(_hydra_main, CONF_DIR)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from nliforge.evaluation.suite import evaluate_suite, metrics_rows, write_metric
 from nliforge.models.backbone import build_backbone, save_backbone
 from nliforge.models.classifier import NLIClassifier
 from nliforge.utils.instantiate import instantiate
+from nliforge.utils.cli import run_cli
 from nliforge.utils.run import build_loggers, close_loggers, log_final_metrics, prepare_output_dir
 
 log = logging.getLogger("nliforge.train")
@@ -84,8 +85,13 @@ def _summarize_dynamics(cfg: DictConfig) -> None:
 
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="train")
-def main(cfg: DictConfig) -> None:
+def _hydra_main(cfg: DictConfig) -> None:
     train(cfg)
+
+
+def main() -> None:
+    """Console script `nliforge-train`."""
+    run_cli(_hydra_main, CONF_DIR)
 
 
 if __name__ == "__main__":

@@ -46,9 +46,6 @@ def _scatter(ax, frame: pd.DataFrame) -> None:
         colour = palette(0.1 + 0.8 * (level if len(levels) > 1 else 1.0))
         ax.scatter(part["variability"], part["confidence"], s=9, alpha=0.6, color=colour,
                    marker=markers[i % len(markers)], linewidths=0, label=f"{level:.2f}")
-    if len(levels):
-        ax.legend(title="correctness", loc="center left", bbox_to_anchor=(1.02, 0.5),
-                  fontsize="small", markerscale=2, frameon=False)
     for text, x, y, colour in _REGION_NOTES:
         ax.text(x, y, text, transform=ax.transAxes, ha="center", va="center", fontsize=10,
                 bbox={"boxstyle": "round,pad=0.3", "facecolor": colour, "edgecolor": "grey"})
@@ -92,6 +89,12 @@ def plot_data_map(df: pd.DataFrame, path: str | os.PathLike, title: str = "Data 
                             hspace=0.05, wspace=0.05)
     main_ax = fig.add_subplot(grid[1, 0])
     _scatter(main_ax, shown)
+    corner = fig.add_subplot(grid[0, 1])
+    corner.axis("off")
+    handles, labels = main_ax.get_legend_handles_labels()
+    if handles:  # the empty top-right cell holds the correctness legend
+        corner.legend(handles, labels, title="correctness", loc="center", fontsize="x-small",
+                      title_fontsize="small", markerscale=2, frameon=False, ncol=2 if len(handles) > 6 else 1)
     _histograms(fig, grid, main_ax, labeled)
     note = f"{len(labeled)} examples" + (f", {len(shown)} shown" if len(shown) < len(labeled) else "")
     fig.suptitle(f"{title} ({note})")

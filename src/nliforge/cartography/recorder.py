@@ -122,7 +122,9 @@ class TrainingDynamicsCallback(Callback):
         modes = {module: module.training for module in pl_module.modules()}
         pl_module.eval()
         uids, labels, probs = [], [], []
-        forward = getattr(trainer.precision_plugin, "forward_context", contextlib.nullcontext)
+        # same autocast as training (e.g. bf16-mixed), so scores match the trained numerics
+        plugin = getattr(trainer, "precision_plugin", None)
+        forward = getattr(plugin, "forward_context", contextlib.nullcontext)
         try:
             with torch.inference_mode(), forward():
                 for batch_idx, batch in enumerate(loader):

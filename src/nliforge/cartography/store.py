@@ -181,13 +181,15 @@ def load_dynamics(out_dir: str | os.PathLike, allow_missing: bool = False) -> Dy
     union = sorted(set().union(*(f.index for f in frames.values())))
     union_set = set(union)
     common = set(union)
+    problems = []
     for epoch, frame in frames.items():
         lacking = union_set.difference(frame.index)
-        if lacking and not allow_missing:
-            example = sorted(lacking)[:3]
-            raise ValueError(f"{files[epoch]}: lacks {len(lacking)} uid(s) other epochs have, "
-                             f"e.g. {example}; pass allow_missing=True to keep the intersection")
+        if lacking:
+            problems.append(f"{files[epoch]} lacks {len(lacking)} uid(s) other epochs have, "
+                            f"e.g. {sorted(lacking)[:3]}")
         common &= set(frame.index)
+    if problems and not allow_missing:
+        raise ValueError("; ".join(problems) + "; pass allow_missing=True to keep the intersection")
     uids = [u for u in union if u in common]
     if len(uids) < len(union):
         log.warning("%s: dropped %d uid(s) missing from some epoch", out_dir, len(union) - len(uids))

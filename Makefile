@@ -1,0 +1,32 @@
+# Two set-up commands (see README): `make demo` and `make test`. Both install first.
+PYTHON ?= python3
+PIP := $(PYTHON) -m pip
+# torch 2.13.0 CPU is the build available on these machines; a GPU user installs their own torch
+# first and runs `make install TORCH_SPEC=` to leave it alone.
+TORCH_SPEC ?= torch==2.13.0
+export HF_HUB_OFFLINE ?= 1
+export HF_DATASETS_OFFLINE ?= 1
+export TOKENIZERS_PARALLELISM ?= false
+
+.PHONY: install demo test test-slow test-all
+
+install:
+ifneq ($(strip $(TORCH_SPEC)),)
+	$(PIP) install -q "$(TORCH_SPEC)"
+	echo "$(TORCH_SPEC)" > .torch-constraint.txt
+	$(PIP) install -q -c .torch-constraint.txt -e ".[dev,wandb,openai,slurm]"
+else
+	$(PIP) install -q -e ".[dev,wandb,openai,slurm]"
+endif
+
+demo: install
+	nliforge-train experiment=demo
+
+test: install
+	WANDB_MODE=offline $(PYTHON) -m pytest -q
+
+test-slow: install
+	WANDB_MODE=offline $(PYTHON) -m pytest -q -m slow
+
+test-all: install
+	WANDB_MODE=offline $(PYTHON) -m pytest -q -m "slow or not slow"

@@ -1,0 +1,88 @@
+"""Every config composes and resolves; selections and bad choices behave."""
+
+from pathlib import Path
+
+import pytest
+from hydra.errors import ConfigCompositionException
+from omegaconf import OmegaConf
+
+from nliforge.data import NLIDataError
+from nliforge.utils.cli import check_group_choices
+
+from conftest import CONF_DIR, compose_config, resolved
+
+CONF = Path(CONF_DIR)
+
+
+def _options(group: str) -> list[str]:
+    return sorted(p.stem for p in (CONF / group).glob("*.yaml"))
+
+
+@pytest.mark.parametrize("model", _options("model"))
+def test_every_model_composes(model, tmp_path):
+    cfg = compose_config("train", [f"model={model}"], tmp_path, tmp_path)
+    if model == "pretrained":
+        assert OmegaConf.is_missing(cfg.model.backbone, "name_or_path")
+        return
+    node = resolved(cfg)
+    assert node["model"]["backbone"]["kind"] in ("tiny", "minilm", "pretrained")
+    assert node["data"]["batch_size"] == node["model"]["batch_size"]
+
+
+def test_roberta_large_is_table4_recipe(tmp_path):
+    m = resolved(compose_config("train", ["model=roberta_large"], tmp_path, tmp_path))["model"]
+    assert m["backbone"]["name_or_path"] == "roberta-large"
+    assert (m["max_epochs"], m["optimizer"]["lr"], m["batch_size"], m["weight_decay"], m["warmup_ratio"],
+            m["max_length"]) == (5, 1e-5, 32, 0.1, 0.06, 128)
+
+
+@pytest.mark.parametrize("group", ["trainer", "logger", "callbacks", "suite", "experiment", "debug"])
+def test_every_option_of_group_composes(group, tmp_path):
+    for option in _options(group):
+        cfg = compose_config("train", [f"{group}={option}"], tmp_path, tmp_path)
+        resolved(cfg)
+
+
+@pytest.mark.parametrize("train_set", _options("data/train_sets"))
+def test_every_train_set_composes_under_its_own_name(train_set, tmp_path):
+    cfg = compose_config("train", [f"data/train_sets=[{train_set}]"], tmp_path, tmp_path)
+    assert list(cfg.data.train_sets) == [train_set]
+    assert cfg.data.train_sets[train_set].name == train_set
+
+
+def test_every_eval_set_has_version_and_classes():
+    for path in (CONF / "data/eval_sets").glob("*.yaml"):
+        node = OmegaConf.load(path)
+        assert node.name == path.stem, path
+        assert int(node.version) >= 1 and int(node.num_classes) in (2, 3), path
+
+
+def test_several_train_sets_keep_selection_order(tmp_path):
+    cfg = compose_config("train", ["data/train_sets=[mnli,wanli]", "data.combine=replace"], tmp_path, tmp_path)
+    assert list(cfg.data.train_sets) == ["mnli", "wanli"] and cfg.data.combine == "replace"
+
+
+def test_evaluate_config_composes(tmp_path):
+    cfg = compose_config("evaluate", ["model.backbone.name_or_path=some/folder"], tmp_path, tmp_path)
+    assert resolved(cfg)["model"]["backbone"]["name_or_path"] == "some/folder"
+
+
+def test_unknown_train_set_lists_valid_choices(tmp_path):
+    with pytest.raises(ConfigCompositionException, match="nosuchset"):
+        compose_config("train", ["data/train_sets=[mnli,nosuchset]"], tmp_path, tmp_path)
+    with pytest.raises(NLIDataError, match=r"data/train_sets: unknown option 'nosuchset'; valid choices: .*mnli.*synthetic_biased"):
+        check_group_choices(["data/train_sets=[mnli,nosuchset]"], CONF_DIR)
+    with pytest.raises(NLIDataError, match=r"model: unknown option 'gpt5'"):
+        check_group_choices(["model=gpt5"], CONF_DIR)
+    # multirun sweeps and plain keys pass
+    check_group_choices(["data/train_sets=[mnli],[wanli],[mnli,wanli]", "data.combine=augment,replace",
+                         "model=tiny", "seed=1,2", "experiment=glob(*)"], CONF_DIR)
+
+
+def test_cli_reports_unknown_train_set(tmp_path):
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-m", "nliforge.train", "data/train_sets=[nosuchset]"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "unknown option 'nosuchset'; valid choices:" in proc.stderr and "synthetic" in proc.stderr
