@@ -33,9 +33,9 @@ def _train_id(cfg: DictConfig) -> str:
 
 def evaluate(cfg: DictConfig) -> dict:
     """Load the model, run the suite on the configured accelerator, write metrics.csv. Returns results."""
-    out = prepare_output_dir(cfg)
     L.seed_everything(int(cfg.seed), workers=True)
     eval_sets = load_suite(cfg)
+    out = prepare_output_dir(cfg)
     model, tokenizer, perm = build_backbone(cfg.model.backbone)
     module = NLIClassifier(model, label_permutation=perm)
     accelerator = cfg.trainer.get("accelerator", "cpu")

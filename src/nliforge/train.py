@@ -46,12 +46,12 @@ def resolve_ckpt(cfg: DictConfig, out: Path) -> str | None:
 
 def train(cfg: DictConfig) -> dict:
     """Train, evaluate the suite, write metrics.csv, dynamics and the data map. Returns the results."""
-    out = prepare_output_dir(cfg)
     L.seed_everything(int(cfg.seed), workers=True)
-    ts = build_training_set(cfg)
-    write_training_manifest(ts, cfg, out)
+    ts = build_training_set(cfg)  # all inputs are validated before the run folder gets any file
     eval_sets = load_suite(cfg)
     val_sets = pick_val_sets(cfg, eval_sets)
+    out = prepare_output_dir(cfg)
+    write_training_manifest(ts, cfg, out)
     log.info("training set %s: %d examples %s", ts.train_id, len(ts.records), ts.sizes)
     texts = [t for r in ts.records for t in (r.premise, r.hypothesis)]
     model, tokenizer, perm = build_backbone(cfg.model.backbone, texts)

@@ -1,0 +1,118 @@
+"""End-to-end: train(cfg) on the synthetic world with a tiny model, evaluate, resume, bad input."""
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from omegaconf import open_dict
+
+from nliforge.data import NLIDataError, Record, write_jsonl
+from nliforge.data.training_set import build_training_set
+from nliforge.evaluate import evaluate
+from nliforge.train import train
+
+from conftest import SMALL_WORLD, compose_config
+
+SUITE = ["synthetic_dev", "synthetic_test", "synthetic_challenge_negation", "synthetic_challenge_overlap",
+         "synthetic_challenge_length", "synthetic_test_2class"]
+
+
+@pytest.fixture(scope="module")
+def trained_run(cfg_train_base, tmp_path_factory):
+    cfg = cfg_train_base.copy()
+    with open_dict(cfg):
+        cfg.paths.output_dir = str(tmp_path_factory.mktemp("trained") / "run")
+    results = train(cfg)
+    return cfg, results, Path(cfg.paths.output_dir)
+
+
+def _read_metrics(path: Path) -> list[dict]:
+    with path.open() as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_run_writes_long_form_metrics(trained_run):
+    cfg, results, out = trained_run
+    rows = _read_metrics(out / "metrics.csv")
+    assert list(rows[0]) == ["train_id", "seed", "eval_set", "metric", "value"]
+    accs = {r["eval_set"]: float(r["value"]) for r in rows if r["metric"] == "acc"}
+    assert sorted(accs) == sorted(SUITE)
+    assert all(r["train_id"] == "synthetic_biased" and r["seed"] == "0" for r in rows)
+    assert all(0.0 <= v <= 1.0 for v in accs.values())
+    assert accs == pytest.approx({k: v["acc"] for k, v in results.items()})
+    # a 2-class view of the same test split is scored against binarised gold
+    n = {r["eval_set"]: float(r["value"]) for r in rows if r["metric"] == "n"}
+    assert n["synthetic_test_2class"] == n["synthetic_test"]
+
+
+def test_run_writes_dynamics_data_map_model_manifest(trained_run):
+    cfg, _, out = trained_run
+    epochs = sorted(p.name for p in (out / "dynamics").glob("epoch_*.parquet"))
+    assert epochs == ["epoch_000.parquet", "epoch_001.parquet"]
+    assert (out / "data_map.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    manifest = json.loads((out / "train_set.manifest.json").read_text())
+    assert manifest["size"] == 900 and manifest["train_id"] == "synthetic_biased"
+    assert (out / "model" / "config.json").is_file() and (out / "checkpoints" / "last.ckpt").is_file()
+    assert (out / "config.yaml").is_file()
+
+
+def test_evaluate_reproduces_train_metrics(trained_run, tmp_path, world_cache):
+    _, results, out = trained_run
+    cfg = compose_config("evaluate", [f"model.backbone.name_or_path={out / 'model'}", *SMALL_WORLD],
+                         tmp_path / "eval", world_cache)
+    again = evaluate(cfg)
+    assert {k: v["acc"] for k, v in again.items()} == pytest.approx({k: v["acc"] for k, v in results.items()})
+    rows = _read_metrics(tmp_path / "eval" / "metrics.csv")
+    assert rows[0]["train_id"] == "synthetic_biased"
+
+
+def test_resume_does_not_overwrite_dynamics(trained_run, tmp_path):
+    cfg, _, out = trained_run
+    import shutil
+    run = tmp_path / "resumed"
+    shutil.copytree(out, run)
+    before = {p.name: p.read_bytes() for p in (run / "dynamics").glob("epoch_*.parquet")}
+    cfg = cfg.copy()
+    with open_dict(cfg):
+        cfg.paths.output_dir = str(run)
+        cfg.ckpt_path = "last"
+        cfg.model.max_epochs = 3
+    train(cfg)
+    after = {p.name: p.read_bytes() for p in (run / "dynamics").glob("epoch_*.parquet")}
+    assert sorted(after) == ["epoch_000.parquet", "epoch_001.parquet", "epoch_002.parquet"]
+    assert all(after[name] == data for name, data in before.items())
+
+
+def test_same_config_same_training_set(cfg_train):
+    with open_dict(cfg_train):
+        cfg_train.data.train_sets = {"synthetic_biased": cfg_train.data.train_sets.synthetic_biased,
+                                     "synthetic": {**cfg_train.data.train_sets.synthetic_biased,
+                                                   "name": "synthetic", "split": "train", "limit": 200}}
+        cfg_train.data.combine = "replace"
+    one, two = build_training_set(cfg_train), build_training_set(cfg_train)
+    assert one.digest == two.digest and one.train_id == "synthetic_biased◇synthetic"
+    assert len(one.records) == 900 and sum(r.uid.startswith("synthetic-train-") for r in one.records) == 200
+    with open_dict(cfg_train):
+        cfg_train.seed = 1
+    assert build_training_set(cfg_train).digest != one.digest
+
+
+def test_bad_train_file_stops_with_file_line_and_leaves_nothing(tmp_path, world_cache):
+    bad = tmp_path / "train.jsonl"
+    write_jsonl([Record("u1", "A dog runs.", "An animal runs.", "entailment")], bad)
+    bad.write_text(bad.read_text() + '{"uid": "u2", "premise": "", "hypothesis": "x", "label": "neutral"}\n')
+    out = tmp_path / "run"
+    cfg = compose_config("train", ["data/train_sets=[jsonl]", f"data.train_sets.jsonl.path={bad}", *SMALL_WORLD],
+                         out, world_cache)
+    with pytest.raises(NLIDataError, match=rf"{bad}:2: field 'premise' is empty"):
+        train(cfg)
+    assert not out.exists()
+
+
+def test_val_set_must_be_in_suite(cfg_train):
+    with open_dict(cfg_train):
+        cfg_train.data.val_sets = ["hans"]
+    with pytest.raises(NLIDataError, match=r"data.val_sets: 'hans' is not in suite 'synthetic'; suite sets: synthetic_dev"):
+        train(cfg_train)
+    assert not Path(cfg_train.paths.output_dir).exists()
