@@ -19,7 +19,7 @@ from nliforge.world import vocab
 from nliforge.world.artifacts import LONG_HYPOTHESIS_WORDS, words
 
 _PROPER = frozenset(vocab.NAMES + vocab.TOWNS)
-_FRAMEABLE_STARTS = frozenset({"the", "all", "some", "none", "not", "nobody", "someone", "no"})
+_FRAMEABLE_STARTS = frozenset({"the", "all", "some", "none", "not", "nobody", "someone", "no", "if"})
 _ALL_FRAMES = vocab.FRAMES + vocab.SHORT_FRAMES
 _PEOPLE_RE = re.compile(
     r"\b(?:" + "|".join(vocab.NAMES) + r")\b|\b[Tt]he (?:" + "|".join(vocab.PROFESSIONS) + r")\b"
@@ -50,8 +50,11 @@ def _find(text: str, anchor: str) -> re.Match | None:
 
 
 def _described(text: str, anchor: str) -> bool:
+    """Already described, or followed by a modifier a description must not split off."""
     m = _find(text, anchor)
-    return m is not None and text[m.end():].startswith((", who", ", which"))
+    return m is not None and text[m.end():].startswith(
+        (", who", ", which", " who ", " near ", " beside ", " behind ")
+    )
 
 
 def attach(text: str, anchor: str, description: str) -> str:
@@ -99,7 +102,7 @@ def _frameable(text: str) -> bool:
 
 def frame(text: str, prefix: str) -> str:
     """Prefix an asserting frame, lowercasing the old first word unless it is a proper noun."""
-    first = text.split(" ", 1)[0]
+    first = text.split(" ", 1)[0].rstrip(",")
     if first not in _PROPER and not first[0].isdigit():
         text = text[0].lower() + text[1:]
     return f"{prefix} {text}"
