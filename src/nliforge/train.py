@@ -56,7 +56,8 @@ def train(cfg: DictConfig) -> dict:
     texts = [t for r in ts.records for t in (r.premise, r.hypothesis)]
     model, tokenizer, perm = build_backbone(cfg.model.backbone, texts)
     dm = NLIDataModule(ts.records, tokenizer, cfg.data.batch_size, cfg.data.eval_batch_size, cfg.data.max_length,
-                       cfg.data.num_workers, int(cfg.seed), val_sets)
+                       cfg.data.num_workers, int(cfg.seed), val_sets,
+                       group_by_length=cfg.data.get("group_by_length", True))
     module = NLIClassifier(model, instantiate(cfg.model.optimizer, "model.optimizer"), cfg.model.weight_decay,
                            cfg.model.warmup_ratio, perm, list(val_sets))
     loggers = build_loggers(cfg, f"{ts.train_id}-s{cfg.seed}", out)

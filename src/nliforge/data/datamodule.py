@@ -10,6 +10,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from nliforge.data.labels import LABEL2ID
 from nliforge.data.records import Record
+from nliforge.data.sampling import LengthGroupedBatchSampler
 
 TOKEN_KEYS = ("input_ids", "attention_mask", "token_type_ids")
 
@@ -31,6 +32,9 @@ class EncodedNLI(Dataset):
 
     def __len__(self) -> int:
         return len(self.uids)
+
+    def lengths(self) -> list[int]:
+        return [len(ids) for ids in self.encodings["input_ids"]]
 
     def __getitem__(self, i: int) -> dict:
         item = {key: values[i] for key, values in self.encodings.items()}
@@ -63,11 +67,12 @@ class NLIDataModule(L.LightningDataModule):
 
     def __init__(self, train: Sequence[Record], tokenizer, batch_size: int = 32, eval_batch_size: int = 128,
                  max_length: int = 128, num_workers: int = 0, seed: int = 0,
-                 val_sets: Mapping[str, Sequence[Record]] | None = None):
+                 val_sets: Mapping[str, Sequence[Record]] | None = None, group_by_length: bool = True):
         super().__init__()
         self.tokenizer = tokenizer
         self.batch_size, self.eval_batch_size = batch_size, eval_batch_size
         self.max_length, self.num_workers, self.seed = max_length, num_workers, seed
+        self.group_by_length = group_by_length
         self.collate = PadCollator(tokenizer.pad_token_id)
         self.train_set = EncodedNLI(train, tokenizer, max_length)
         self.val_sets = {name: EncodedNLI(recs, tokenizer, max_length) for name, recs in (val_sets or {}).items()}
@@ -82,7 +87,11 @@ class NLIDataModule(L.LightningDataModule):
                           persistent_workers=self.num_workers > 0)
 
     def train_dataloader(self) -> DataLoader:
-        return self.loader(self.train_set, shuffle=True, batch_size=self.batch_size)
+        if not self.group_by_length:
+            return self.loader(self.train_set, shuffle=True, batch_size=self.batch_size)
+        sampler = LengthGroupedBatchSampler(self.train_set.lengths(), self.batch_size, self.seed)
+        return DataLoader(self.train_set, batch_sampler=sampler, collate_fn=self.collate,
+                          num_workers=self.num_workers, persistent_workers=self.num_workers > 0)
 
     def val_dataloader(self):
         return [self.loader(ds) for ds in self.val_sets.values()] if self.val_sets else []
