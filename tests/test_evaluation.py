@@ -1,0 +1,60 @@
+"""2-class collapse rules and per-set scoring against values worked out by hand."""
+
+import csv
+
+import pytest
+import torch
+
+from nliforge.data import NLIDataError, Record
+from nliforge.evaluation.collapse import collapse_predictions
+from nliforge.evaluation.suite import EvalSet, metrics_rows, score_set, write_metrics_csv
+
+# columns: entailment, neutral, contradiction
+PROBS = torch.tensor([
+    [0.40, 0.35, 0.25],  # argmax e; sum: p(non-e)=0.60 > 0.40 -> non-entailment
+    [0.20, 0.30, 0.50],  # argmax c; sum: 0.80 -> non-entailment
+    [0.70, 0.20, 0.10],  # entailment under both rules
+    [0.30, 0.25, 0.45],  # argmax c; for the contradiction-binary view: 0.45 < 0.55 under sum
+])
+
+
+def test_argmax_then_merge():
+    assert collapse_predictions(PROBS, "entailment", "argmax").tolist() == [1, 0, 1, 0]
+    assert collapse_predictions(PROBS, "contradiction", "argmax").tolist() == [0, 1, 0, 1]
+
+
+def test_sum_of_probabilities():
+    assert collapse_predictions(PROBS, "entailment", "sum").tolist() == [0, 0, 1, 0]
+    assert collapse_predictions(PROBS, "contradiction", "sum").tolist() == [0, 0, 0, 0]
+
+
+def test_bad_rule_names_key():
+    with pytest.raises(NLIDataError, match="suite.collapse='vote'; valid: argmax, sum"):
+        collapse_predictions(PROBS, "entailment", "vote")
+
+
+def _records(labels):
+    return [Record(f"u{i}", "p", "h", lab) for i, lab in enumerate(labels)]
+
+
+def test_score_two_class_set_by_rule():
+    es = EvalSet("hans_like", {"num_classes": 2, "positive": "entailment"},
+                 _records(["entailment", "non-entailment", "entailment", "non-entailment"]))
+    # argmax preds [1,0,1,0] vs gold [1,0,1,0] -> 4/4; sum preds [0,0,1,0] -> 3/4
+    assert score_set(PROBS, es, "argmax")["acc"] == pytest.approx(1.0)
+    assert score_set(PROBS, es, "sum")["acc"] == pytest.approx(0.75)
+
+
+def test_score_three_class_set():
+    es = EvalSet("x", {"num_classes": 3}, _records(["entailment", "neutral", "entailment", "contradiction"]))
+    # argmax [e, c, e, c] vs gold [e, n, e, c] -> 3/4
+    assert score_set(PROBS, es)["acc"] == pytest.approx(0.75)
+
+
+def test_metrics_csv_long_form(tmp_path):
+    rows = metrics_rows({"a": {"acc": 0.5, "n": 2.0}}, "mnli◇wanli", 3)
+    path = write_metrics_csv(rows, tmp_path / "metrics.csv")
+    with path.open() as fh:
+        got = list(csv.DictReader(fh))
+    assert got == [{"train_id": "mnli◇wanli", "seed": "3", "eval_set": "a", "metric": "acc", "value": "0.5"},
+                   {"train_id": "mnli◇wanli", "seed": "3", "eval_set": "a", "metric": "n", "value": "2.0"}]
