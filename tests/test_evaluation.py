@@ -58,3 +58,13 @@ def test_metrics_csv_long_form(tmp_path):
         got = list(csv.DictReader(fh))
     assert got == [{"train_id": "mnli◇wanli", "seed": "3", "eval_set": "a", "metric": "acc", "value": "0.5"},
                    {"train_id": "mnli◇wanli", "seed": "3", "eval_set": "a", "metric": "n", "value": "2.0"}]
+
+
+def test_mean_std_table(tmp_path):
+    from nliforge.evaluation.table import collect_metrics, mean_std_table
+
+    for seed, acc in [(0, 0.5), (1, 0.7)]:
+        write_metrics_csv(metrics_rows({"test": {"acc": acc, "n": 10.0}}, "a+b", seed), tmp_path / f"r{seed}" / "metrics.csv")
+    table = mean_std_table(collect_metrics([tmp_path / "r0", tmp_path / "r1", tmp_path / "empty"]))
+    # mean 0.6, population std 0.1 -> "60.0 ± 10.0"
+    assert table.loc["a+b", "test"] == "60.0 ± 10.0"
