@@ -40,3 +40,6 @@ def test_wandb_offline_logger(tmp_path):
     history = list(runs[0].glob("*.wandb"))
     assert history and history[0].stat().st_size > 0
     assert (out / "metrics.csv").is_file()
+    # the resolved run config and the suite's final metrics reached the offline W&B run
+    data = history[0].read_bytes()
+    assert b"train_sets" in data and b"test/synthetic_test/acc" in data and b"test/synthetic_challenge_length/acc" in data

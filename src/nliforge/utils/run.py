@@ -33,8 +33,10 @@ def build_loggers(cfg: DictConfig, run_name: str, out: Path) -> list:
             for var in ("WANDB_DIR", "WANDB_CONFIG_DIR", "WANDB_CACHE_DIR"):
                 os.environ.setdefault(var, str(out / "wandb_files"))
             Path(os.environ["WANDB_DIR"]).mkdir(parents=True, exist_ok=True)
-            kwargs = {"name": run_name, "config": OmegaConf.to_container(cfg, resolve=True)}
-        loggers.append(instantiate(node, f"logger.{key}", **kwargs))
+            kwargs = {"name": run_name}
+        logger = instantiate(node, f"logger.{key}", **kwargs)
+        logger.log_hyperparams(OmegaConf.to_container(cfg, resolve=True))
+        loggers.append(logger)
     return loggers
 
 
