@@ -18,6 +18,8 @@ ifneq ($(strip $(TORCH_SPEC)),)
 else
 	$(PIP) install -q -e ".[dev,wandb,openai,slurm]"
 endif
+	# pyenv puts console scripts (nliforge-train ...) on PATH only after a rehash
+	if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi
 
 demo: install
 	nliforge-train experiment=demo
