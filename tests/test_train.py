@@ -116,3 +116,33 @@ def test_val_set_must_be_in_suite(cfg_train):
     with pytest.raises(NLIDataError, match=r"data.val_sets: 'hans' is not in suite 'synthetic'; suite sets: synthetic_dev"):
         train(cfg_train)
     assert not Path(cfg_train.paths.output_dir).exists()
+
+
+def test_checkpoint_mode_dynamics_through_train(cfg_train):
+    """WANLI's way: each epoch's weights score the training set afterwards, in eval mode."""
+    import json as _json
+
+    import pandas as pd
+    with open_dict(cfg_train):
+        cfg_train.callbacks.dynamics.mode = "checkpoint"
+        cfg_train.model.max_epochs = 2
+    train(cfg_train)
+    dyn = Path(cfg_train.callbacks.dynamics.dir)
+    assert _json.loads((dyn / "meta.json").read_text())["mode"] == "checkpoint"
+    last = pd.read_parquet(dyn / "epoch_001.parquet")
+    assert len(last) == 900 and last["uid"].is_unique
+    probs = last[["p_entailment", "p_neutral", "p_contradiction"]].to_numpy()
+    assert abs(probs.sum(1) - 1).max() < 1e-4
+    metrics = pd.read_parquet(dyn / "metrics.parquet")
+    assert {"confidence", "variability", "max_variability"} <= set(metrics.columns)
+
+
+def test_evaluate_console_script(trained_run, tmp_path, world_cache):
+    import subprocess
+    _, results, out = trained_run
+    proc = subprocess.run(["nliforge-evaluate", f"model.backbone.name_or_path={out / 'model'}", *SMALL_WORLD,
+                           f"paths.cache_dir={world_cache}", f"hydra.run.dir={tmp_path / 'ev'}"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    acc = {r["eval_set"]: float(r["value"]) for r in _read_metrics(tmp_path / "ev" / "metrics.csv") if r["metric"] == "acc"}
+    assert acc == pytest.approx({k: v["acc"] for k, v in results.items()})

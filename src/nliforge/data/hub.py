@@ -26,9 +26,13 @@ HUB_SOURCES: dict[str, dict[str, Any]] = {
              "fields": {"premise": "premise", "hypothesis": "hypothesis", "label": "label", "uid": "uid"}},
     "wanli": {"path": "alisawuffles/WANLI", "label_map": "wanli",
               "fields": {"premise": "premise", "hypothesis": "hypothesis", "label": "gold", "uid": "id"}},
-    # Nie et al. (2019) FEVER-NLI as mirrored on the Hub; its test split is unlabelled.
+    # Nie et al. (2019) FEVER-NLI as mirrored on the Hub (columns cid, fid, premise, hypothesis,
+    # verifiable, fever_gold_label, label; splits train/dev/test, test unlabelled). `cid` can repeat
+    # across evidence rows, so uids come from the row index. A Hub discussion on the mirror asks
+    # whether premise and hypothesis are swapped (the claim should be the hypothesis): check
+    # before relying on it, and swap with `fields` if needed.
     "fever_nli": {"path": "pietrolesci/nli_fever", "label_map": "fever_nli",
-                  "fields": {"premise": "premise", "hypothesis": "hypothesis", "label": "label", "uid": "cid"}},
+                  "fields": {"premise": "premise", "hypothesis": "hypothesis", "label": "label"}},
 }
 
 

@@ -33,7 +33,7 @@ SOURCE_LABEL_MAPS: dict[str, dict[object, str | None]] = {
     "anli": {0: "entailment", 1: "neutral", 2: "contradiction"},
     # pietrolesci/nli_fever uses e/n/c ids; the original files use FEVER verdict strings.
     "fever_nli": {
-        0: "entailment", 1: "neutral", 2: "contradiction",
+        0: "entailment", 1: "neutral", 2: "contradiction", -1: None,
         "SUPPORTS": "entailment", "NOT ENOUGH INFO": "neutral", "REFUTES": "contradiction",
     },
     # WANLI's Hub files hold strings in `gold`; its training code uses alphabetical ids.
