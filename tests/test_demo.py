@@ -43,3 +43,19 @@ def test_wandb_offline_logger(tmp_path):
     # the resolved run config and the suite's final metrics reached the offline W&B run
     data = history[0].read_bytes()
     assert b"train_sets" in data and b"test/synthetic_test/acc" in data and b"test/synthetic_challenge_length/acc" in data
+
+
+@pytest.mark.slow
+def test_multirun_over_combinations(tmp_path):
+    """One job per combination, each with its own metrics.csv naming its training-set id."""
+    sweep = tmp_path / "sweep"
+    proc = _run(["nliforge-train", "-m", "data/train_sets=[synthetic_biased],[synthetic_biased,synthetic]",
+                 "data.combine=augment", "debug=fast", "world.n_train=300", "world.n_test=60", "world.n_dev=30",
+                 "world.n_challenge=30",
+                 f"hydra.sweep.dir={sweep}", f"paths.cache_dir={tmp_path / 'cache'}"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ids = set()
+    for job in ("0", "1"):
+        with (sweep / job / "metrics.csv").open() as fh:
+            ids |= {r["train_id"] for r in csv.DictReader(fh)}
+    assert ids == {"synthetic_biased", "synthetic_biased+synthetic"}
