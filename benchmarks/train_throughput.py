@@ -31,7 +31,6 @@ import argparse
 import copy
 import gc
 import json
-import logging
 import math
 import os
 import platform
@@ -40,64 +39,13 @@ import statistics
 import sys
 import tempfile
 import time
-import warnings
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 import torch
 
-# A small English vocabulary (function words are drawn far more often than content words, as in
-# real text) so that both the tiny BPE tokenizer and MiniLM's WordPiece see mostly whole words.
-FUNCTION_WORDS = (
-    "the a an of to in on at by with for from and or but not no is are was were be been has have "
-    "had do does did will would can could should may might this that these those there it its he "
-    "she they we you his her their our some all any every each one two three few many more most "
-    "very too also just only still as than then while after before because if when where who which"
-).split()
-CONTENT_WORDS = (
-    "man woman child boy girl dog cat horse bird people group crowd team player worker doctor "
-    "teacher student family friend couple baby police officer driver singer dancer artist chef "
-    "street road park beach river lake mountain forest field city town village market shop store "
-    "restaurant kitchen house building room office school church station bridge car bus train bike "
-    "boat plane ball hat shirt jacket dress shoe bag book phone camera guitar table chair bench "
-    "window door wall floor water food bread coffee tea fruit apple flower tree grass snow rain sun "
-    "night morning evening day week year game music song picture photo sign flag fire stage crowd "
-    "walks runs sits stands jumps plays sings dances eats drinks reads writes watches looks holds "
-    "carries throws catches rides drives climbs swims cooks cleans paints builds opens closes waits "
-    "talks laughs smiles cries sleeps works buys sells wears pushes pulls kicks hits fixes "
-    "walking running sitting standing jumping playing singing dancing eating drinking reading "
-    "writing watching looking holding carrying riding driving climbing swimming cooking cleaning "
-    "painting building waiting talking laughing smiling sleeping working wearing pushing pulling "
-    "red blue green yellow black white brown small large big little old young tall short happy sad "
-    "busy empty crowded quiet loud bright dark wet dry hot cold new long wooden outdoor indoor "
-    "together alone outside inside near behind across around through under over down up away "
-    "quickly slowly loudly carefully"
-).split()
-
-
-def synthetic_records(n: int, seed: int):
-    """NLI pairs: premise 8-40 words (lognormal, median ~17, long tail to 80), hypothesis 4-15
-    words (median ~8, tail to 30); labels balanced (exact thirds, shuffled)."""
-    from nliforge.data.records import Record
-
-    rng = np.random.default_rng(seed)
-    vocab = FUNCTION_WORDS + CONTENT_WORDS
-    # Zipf-like frequencies over a shuffled vocabulary, function words up front.
-    weights = 1.0 / np.arange(1, len(vocab) + 1) ** 0.9
-    weights /= weights.sum()
-    prem_len = np.clip(np.round(rng.lognormal(np.log(17), 0.45, n)), 8, 80).astype(int)
-    hyp_len = np.clip(np.round(rng.lognormal(np.log(8), 0.40, n)), 4, 30).astype(int)
-    labels = np.array(["entailment", "neutral", "contradiction"])[np.arange(n) % 3]
-    rng.shuffle(labels)
-    words = rng.choice(len(vocab), size=int(prem_len.sum() + hyp_len.sum()), p=weights)
-    out, pos = [], 0
-    for i in range(n):
-        p = " ".join(vocab[w] for w in words[pos:pos + prem_len[i]]); pos += prem_len[i]
-        h = " ".join(vocab[w] for w in words[pos:pos + hyp_len[i]]); pos += hyp_len[i]
-        out.append(Record(f"syn-{i:06d}", p.capitalize() + ".", h.capitalize() + ".", str(labels[i]), "synthetic"))
-    return out
-
+from common import Clock, _cpu_snapshot, _timed, quiet, synthetic_records, wait_until_idle  # noqa: E402
 
 # --------------------------------------------------------------------------- models
 class Backbone:
@@ -123,52 +71,6 @@ class Backbone:
         model = AutoModelForSequenceClassification.from_config(self.config)
         model.load_state_dict(self.init_state, strict=True)
         return model
-
-
-# --------------------------------------------------------------------------- timing
-class Clock:
-    """Start after optimizer step `warmup`, stop at train end; remembers batch widths."""
-
-    def __init__(self, warmup: int, device: str):
-        self.warmup, self.device = warmup, device
-        self.t0 = self.t_last = self.t1 = None
-        self.step0 = self.step_last = None
-        self.widths: list[int] = []
-        self.threads: int | None = None
-        self.hook_s = 0.0
-
-    def _now(self) -> float:
-        if self.device == "cuda":
-            torch.cuda.synchronize()
-        return time.perf_counter()
-
-    def step_done(self, global_step: int) -> None:
-        if global_step == self.warmup and self.t0 is None:
-            self.t0, self.step0 = self._now(), global_step
-            self.threads = torch.get_num_threads()
-        self.t_last, self.step_last = self._now(), global_step
-
-    def train_done(self) -> None:
-        self.t1 = self._now()
-
-    def result(self, batch_size: int) -> dict:
-        steps = self.step_last - self.step0
-        wall = self.t1 - self.t0
-        return {"steps": steps, "wall_s": wall, "examples_per_s": steps * batch_size / wall,
-                "loop_only_examples_per_s": steps * batch_size / (self.t_last - self.t0),
-                "mean_batch_width": float(np.mean(self.widths)) if self.widths else None,
-                "threads_in_loop": self.threads, "dynamics_hook_s": self.hook_s}
-
-
-def _timed(fn, clock):
-    def wrapper(*a, **kw):
-        t = time.perf_counter()
-        try:
-            return fn(*a, **kw)
-        finally:
-            if clock.t0 is not None:  # only hook time inside the timed window
-                clock.hook_s += time.perf_counter() - t
-    return wrapper
 
 
 def run_nliforge(bb: Backbone, dm, args, dynamics: bool) -> dict:
@@ -257,36 +159,6 @@ def run_hf(bb: Backbone, dataset, collator, args, group_by_length: bool) -> dict
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-# --------------------------------------------------------------------------- CPU contention
-# On a 2-core machine one other busy process (a test run, a training job) slows torch's
-# 2-thread kernels several-fold, so each run checks the machine is idle first and records how
-# much CPU other processes used while it ran.
-def _cpu_snapshot() -> tuple[float, float]:
-    """(busy CPU seconds of the whole machine, CPU seconds of this process)."""
-    try:
-        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    except OSError:
-        return math.nan, math.nan
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
-    busy = (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
-    times = os.times()
-    return busy, times.user + times.system
-
-
-def wait_until_idle(max_wait_s: float, threshold: float = 0.2) -> float:
-    """Sleep while other processes keep more than `threshold` of the machine busy; return the load seen."""
-    deadline, ncpu = time.monotonic() + max_wait_s, os.cpu_count() or 1
-    while True:
-        b0, _ = _cpu_snapshot()
-        time.sleep(1.0)
-        b1, _ = _cpu_snapshot()
-        load = (b1 - b0) / ncpu
-        if not load > threshold or time.monotonic() > deadline:
-            return load
-        print(f"  machine busy ({load:.0%} of {ncpu} cores used by other processes); waiting", flush=True)
-        time.sleep(20)
-
-
 # --------------------------------------------------------------------------- main
 def hf_dataset(tokenizer, records, max_length: int, pad_to_max: bool):
     import datasets
@@ -328,18 +200,6 @@ def parse_args(argv=None):
         p.error("--device cuda but torch.cuda.is_available() is False")
     args.n_examples -= args.n_examples % args.batch_size  # every batch full
     return args
-
-
-def quiet():
-    warnings.filterwarnings("ignore")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    for name in ("lightning", "lightning.pytorch", "lightning.fabric", "transformers", "nliforge"):
-        logging.getLogger(name).setLevel(logging.ERROR)
-    try:
-        import transformers
-        transformers.logging.set_verbosity_error()
-    except Exception:  # pragma: no cover
-        pass
 
 
 CONTENDERS = ("nliforge", "nliforge+dyn", "hf_A_maxlen", "hf_B_dynamic", "hf_dyn_random")
