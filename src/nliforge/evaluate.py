@@ -12,14 +12,12 @@ from omegaconf import DictConfig
 
 from nliforge.data.datamodule import NLIDataModule
 from nliforge.evaluation.registry import load_suite
-from nliforge.evaluation.suite import evaluate_suite, metrics_rows, write_metrics_csv
 from nliforge.models.backbone import build_backbone
 from nliforge.models.classifier import NLIClassifier
-from nliforge.utils.cli import run_cli
-from nliforge.utils.run import build_loggers, close_loggers, log_final_metrics, prepare_output_dir
+from nliforge.utils.cli import CONF_DIR, run_cli
+from nliforge.utils.run import build_loggers, close_loggers, evaluate_and_record, prepare_output_dir
 
 log = logging.getLogger("nliforge.evaluate")
-CONF_DIR = str(Path(__file__).resolve().parents[2] / "conf")
 
 
 def _train_id(cfg: DictConfig) -> str:
@@ -46,9 +44,7 @@ def evaluate(cfg: DictConfig) -> dict:
     train_id = _train_id(cfg)
     loggers = build_loggers(cfg, f"eval-{train_id}", out)
     try:
-        results = evaluate_suite(module, dm, eval_sets, cfg.suite.get("collapse", "argmax"))
-        write_metrics_csv(metrics_rows(results, train_id, int(cfg.seed)), out / "metrics.csv")
-        log_final_metrics(loggers, results)
+        results = evaluate_and_record(module, dm, eval_sets, cfg, train_id, out, loggers)
     finally:
         close_loggers(loggers)
     return results

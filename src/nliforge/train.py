@@ -13,15 +13,13 @@ from omegaconf import DictConfig
 from nliforge.data.datamodule import NLIDataModule
 from nliforge.data.training_set import build_training_set, write_training_manifest
 from nliforge.evaluation.registry import load_suite, pick_val_sets
-from nliforge.evaluation.suite import evaluate_suite, metrics_rows, write_metrics_csv
 from nliforge.models.backbone import build_backbone, save_backbone
 from nliforge.models.classifier import NLIClassifier
+from nliforge.utils.cli import CONF_DIR, run_cli
 from nliforge.utils.instantiate import instantiate
-from nliforge.utils.cli import run_cli
-from nliforge.utils.run import build_loggers, close_loggers, log_final_metrics, prepare_output_dir
+from nliforge.utils.run import build_loggers, close_loggers, evaluate_and_record, prepare_output_dir
 
 log = logging.getLogger("nliforge.train")
-CONF_DIR = str(Path(__file__).resolve().parents[2] / "conf")
 
 
 def build_callbacks(cfg: DictConfig) -> list:
@@ -53,7 +51,8 @@ def train(cfg: DictConfig) -> dict:
     out = prepare_output_dir(cfg)
     write_training_manifest(ts, cfg, out)
     log.info("training set %s: %d examples %s", ts.train_id, len(ts.records), ts.sizes)
-    texts = [t for r in ts.records for t in (r.premise, r.hypothesis)]
+    # only a tiny backbone trains its tokenizer on the training texts
+    texts = [t for r in ts.records for t in (r.premise, r.hypothesis)] if cfg.model.backbone.kind == "tiny" else ()
     model, tokenizer, perm = build_backbone(cfg.model.backbone, texts)
     dm = NLIDataModule(ts.records, tokenizer, cfg.data.batch_size, cfg.data.eval_batch_size, cfg.data.max_length,
                        cfg.data.num_workers, int(cfg.seed), val_sets,
@@ -64,9 +63,7 @@ def train(cfg: DictConfig) -> dict:
     trainer = instantiate(cfg.trainer, "trainer", callbacks=build_callbacks(cfg), logger=loggers or False)
     try:
         trainer.fit(module, datamodule=dm, ckpt_path=resolve_ckpt(cfg, out))
-        results = evaluate_suite(module, dm, eval_sets, cfg.suite.get("collapse", "argmax"))
-        write_metrics_csv(metrics_rows(results, ts.train_id, int(cfg.seed)), out / "metrics.csv")
-        log_final_metrics(loggers, results)
+        results = evaluate_and_record(module, dm, eval_sets, cfg, ts.train_id, out, loggers)
         if cfg.get("save_model", True):
             save_backbone(module.model, tokenizer, out / "model")
         _summarize_dynamics(cfg)

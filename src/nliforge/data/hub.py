@@ -13,7 +13,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from nliforge.data.errors import DatasetNotCachedError, NLIDataError
-from nliforge.data.labels import map_label
+from nliforge.data.labels import SOURCE_LABEL_MAPS, map_label
 from nliforge.data.records import Record
 
 # Known Hub sources: default path, fields and label map. A set's YAML may override any of these.
@@ -74,9 +74,12 @@ def load_hub_records(spec: Mapping[str, Any], where: str) -> list[Record]:
     n = len(table) if limit is None else min(int(limit), len(table))
     records = []
     cols = {k: table[v][:n] for k, v in fields.items() if v in table.column_names}
+    table = _label_table(label_map, where)
     for i in tqdm(range(n), desc=f"load {spec['name']}", disable=n < 50_000, mininterval=2):
-        label = map_label(label_map, cols["label"][i], f"{where} ({path} row {i})") if isinstance(label_map, str) \
-            else _explicit(label_map, cols["label"][i], f"{where} ({path} row {i})")
+        raw = cols["label"][i]
+        if raw not in table:
+            _raise_unmapped(label_map, raw, f"{where} ({path} row {i})")
+        label = table[raw]
         if label is None:  # no gold label (SNLI -1): dropped, as every paper does
             continue
         uid = f"{spec['name']}-{split}-{cols['uid'][i] if 'uid' in cols else i}"
@@ -85,8 +88,17 @@ def load_hub_records(spec: Mapping[str, Any], where: str) -> list[Record]:
     return records
 
 
-def _explicit(label_map: Mapping, raw: object, where: str) -> str | None:
-    table = {(int(k) if isinstance(k, str) and k.lstrip("-").isdigit() else k): v for k, v in label_map.items()}
-    if raw not in table:
-        raise NLIDataError(f"{where}: label {raw!r} is not covered by label_map; it maps {list(table)}")
-    return table[raw]
+def _label_table(label_map, where: str) -> dict:
+    """Raw label -> canonical name, resolved once per load (a source's name or an explicit mapping)."""
+    if isinstance(label_map, str):
+        if label_map not in SOURCE_LABEL_MAPS:
+            map_label(label_map, None, where)  # raises, listing the known sources
+        return SOURCE_LABEL_MAPS[label_map]
+    return {(int(k) if isinstance(k, str) and k.lstrip("-").isdigit() else k): v for k, v in label_map.items()}
+
+
+def _raise_unmapped(label_map, raw: object, where: str) -> None:
+    if isinstance(label_map, str):
+        map_label(label_map, raw, where)  # raises with the source's valid labels
+    table = _label_table(label_map, where)
+    raise NLIDataError(f"{where}: label {raw!r} is not covered by label_map; it maps {list(table)}")

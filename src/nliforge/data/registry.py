@@ -45,7 +45,7 @@ def load_set(spec: Mapping[str, Any], where: str, world: Mapping[str, Any] | Non
     if loader == "jsonl":
         if not spec.get("path"):
             raise NLIDataError(f"{where}.path: a jsonl set needs a file path")
-        records = read_jsonl(spec["path"], allowed_labels=LABELS + allowed, allow_unlabeled=False)
+        records = read_jsonl(spec["path"], allowed_labels=tuple(dict.fromkeys(LABELS + allowed)), allow_unlabeled=False)
     elif loader == "hub":
         from nliforge.data.hub import load_hub_records
 

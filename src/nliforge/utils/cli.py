@@ -10,6 +10,7 @@ from pathlib import Path
 
 from nliforge.data.errors import NLIDataError
 
+CONF_DIR = str(Path(__file__).resolve().parents[3] / "conf")  # the repository's conf/ (editable install)
 _OVERRIDE = re.compile(r"^[+~]?(?P<group>[A-Za-z_][\w/]*)(@[\w.]+)?=(?P<value>.*)$")
 _NAME = re.compile(r"[A-Za-z0-9_.\-]+")
 

@@ -30,9 +30,10 @@ def build_loggers(cfg: DictConfig, run_name: str, out: Path) -> list:
             continue
         kwargs = {}
         if "WandbLogger" in node._target_:
-            for var in ("WANDB_DIR", "WANDB_CONFIG_DIR", "WANDB_CACHE_DIR"):
-                os.environ.setdefault(var, str(out / "wandb_files"))
-            Path(os.environ["WANDB_DIR"]).mkdir(parents=True, exist_ok=True)
+            # per run, not setdefault: in a multirun each job keeps its W&B files in its own folder
+            for var in ("WANDB_CONFIG_DIR", "WANDB_CACHE_DIR"):
+                os.environ[var] = str(out / "wandb_files")
+            Path(out / "wandb_files").mkdir(parents=True, exist_ok=True)
             kwargs = {"name": run_name}
         logger = instantiate(node, f"logger.{key}", **kwargs)
         logger.log_hyperparams(OmegaConf.to_container(cfg, resolve=True))
@@ -46,6 +47,17 @@ def log_final_metrics(loggers: list, results: dict) -> None:
     for lg in loggers:
         lg.log_metrics(flat)
         lg.save()
+
+
+def evaluate_and_record(module, datamodule, eval_sets, cfg: DictConfig, train_id: str, out: Path,
+                        loggers: list) -> dict:
+    """Run the suite, write <out>/metrics.csv and log `test/<set>/<metric>`: the end of every run."""
+    from nliforge.evaluation.suite import evaluate_suite, metrics_rows, write_metrics_csv
+
+    results = evaluate_suite(module, datamodule, eval_sets, cfg.suite.get("collapse", "argmax"))
+    write_metrics_csv(metrics_rows(results, train_id, int(cfg.seed)), out / "metrics.csv")
+    log_final_metrics(loggers, results)
+    return results
 
 
 def close_loggers(loggers: list) -> None:
