@@ -56,3 +56,16 @@ def cfg_train(cfg_train_base, tmp_path) -> DictConfig:
 
 def resolved(cfg: DictConfig) -> dict:
     return OmegaConf.to_container(cfg, resolve=True)
+
+
+@pytest.fixture(scope="session")
+def classifier_run_dir(tmp_path_factory, world_cache) -> Path:
+    """A tiny classifier trained once per session (2 epochs, dynamics, checkpoints, train_set.jsonl):
+    the task model generation pipelines build on."""
+    from nliforge.train import train
+
+    out = tmp_path_factory.mktemp("classifier_run")
+    cfg = compose_config("train", ["experiment=demo", *SMALL_WORLD, "model.max_epochs=2", "logger=none",
+                                   "trainer.enable_progress_bar=false", "data.save_train_set=true"], out, world_cache)
+    train(cfg)
+    return out

@@ -1,0 +1,1 @@
+"""Filters over generated examples: heuristic rules, variability selection."""

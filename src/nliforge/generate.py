@@ -1,0 +1,61 @@
+"""nliforge-generate: run a generation pipeline's stages over one run folder. `generate(cfg)` is
+the pure function; `main` is the thin Hydra entry point."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import hydra
+from omegaconf import DictConfig
+
+from nliforge.data.errors import NLIDataError
+from nliforge.data.jsonl import atomic_write_text
+from nliforge.generation.types import GenerationError
+from nliforge.pipeline.engine import check_stage_list, run_stages, summary_table
+from nliforge.pipeline.run_folder import RunFolder
+from nliforge.utils.cli import CONF_DIR, run_cli
+
+log = logging.getLogger("nliforge.generate")
+FINAL = "dataset.jsonl"
+
+
+def generate(cfg: DictConfig) -> dict:
+    """Run (or resume) the pipeline; write <run>/dataset.jsonl from the last stage; return the manifest."""
+    check_stage_list(list(cfg.pipeline.stages))          # fail before the folder gets any file
+    folder = RunFolder(cfg.paths.output_dir)
+    folder.bind_config(cfg)
+    folder.update_manifest(pipeline=str(cfg.pipeline.name), stage_order=list(cfg.pipeline.stages))
+    manifest = run_stages(cfg, folder)
+    last = list(cfg.pipeline.stages)[-1]
+    rows = folder.read_rows(last)
+    if rows and {"premise", "hypothesis"} <= set(rows[0]):
+        atomic_write_text(Path(folder.root) / FINAL, (_record_line(r) for r in rows))
+        manifest = folder.update_manifest(final={"path": FINAL, "stage": last, "count": len(rows)})
+    log.info("pipeline %s in %s\n%s", cfg.pipeline.name, folder.root, summary_table(manifest))
+    return manifest
+
+
+def _record_line(row: dict) -> str:
+    from nliforge.data.records import record_from_mapping
+
+    return record_from_mapping(row, "final dataset").to_json() + "\n"
+
+
+@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="generate")
+def _hydra_main(cfg: DictConfig) -> None:
+    try:
+        generate(cfg)
+    except (GenerationError, NLIDataError) as err:   # a clear one-line message, no traceback wall
+        print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(1) from None
+
+
+def main() -> None:
+    """Console script `nliforge-generate`."""
+    run_cli(_hydra_main, CONF_DIR)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+"""Generator backends: OpenAI-compatible APIs and local transformers models, built from the
+`generator` config node so that `generator=...` on the command line swaps them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from nliforge.data.errors import NLIDataError
+
+KINDS = ("openai_completions", "openai_chat", "hf_local")
+
+
+def build_backend(cfg: Mapping[str, Any]):
+    """The backend a `generator` node describes (its `kind` picks the class)."""
+    kind = cfg.get("kind")
+    if kind not in KINDS:
+        raise NLIDataError(f"generator.kind={kind!r}; valid: {', '.join(KINDS)}")
+    if not cfg.get("model"):
+        raise NLIDataError("generator.model: give a model name (API) or a folder / Hub id (hf_local)")
+    if kind == "hf_local":
+        from nliforge.generation.backends.hf_local import HFLocal
+
+        return HFLocal(str(cfg["model"]), batch_size=int(cfg.get("batch_size", 16)),
+                       device=str(cfg.get("device", "cpu")), dtype=str(cfg.get("dtype", "float32")),
+                       max_context=cfg.get("max_context"))
+    from nliforge.generation.backends.openai_api import OpenAIChat, OpenAICompletions
+
+    cls = OpenAIChat if kind == "openai_chat" else OpenAICompletions
+    runner = cfg.get("runner") or {}
+    return cls(str(cfg["model"]), base_url=cfg.get("base_url"), api_key_env=cfg.get("api_key_env"),
+               timeout_s=float(runner.get("timeout_s", 60.0)))

@@ -1,0 +1,114 @@
+"""The task model a generation pipeline builds on: an `nliforge-train` run folder (its training set,
+training dynamics, final model and one checkpoint per epoch), or one trained on the spot."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from omegaconf import DictConfig, OmegaConf, open_dict
+
+from nliforge.data.errors import NLIDataError
+from nliforge.data.jsonl import read_jsonl
+from nliforge.data.labels import model_label_permutation
+from nliforge.data.records import Record
+
+log = logging.getLogger(__name__)
+KEY = "pipeline.classifier.run_dir"
+
+
+def train_classifier(cfg: DictConfig, out_dir: Path) -> Path:
+    """Train the classifier the generate config describes (its data/model/trainer groups) into out_dir."""
+    from nliforge.train import train
+
+    sub = cfg.copy()
+    with open_dict(sub):
+        sub.paths.output_dir = str(out_dir)
+        sub.data.save_train_set = True           # the seed pool and exemplar pool
+        sub.save_model = True
+        sub.ckpt_path = "last"                   # a killed classifier stage resumes from its last epoch
+        sub.logger = {k: v for k, v in (sub.get("logger") or {}).items() if k == "csv"}
+    sub = OmegaConf.create(OmegaConf.to_container(sub, resolve=True))
+    train(sub)
+    return out_dir
+
+
+class ClassifierRun:
+    """Read-only view of a classifier run folder, with errors that say what is missing."""
+
+    def __init__(self, run_dir: str | Path):
+        self.root = Path(run_dir)
+        if not self.root.is_dir():
+            raise NLIDataError(f"{KEY}={str(self.root)!r}: no such folder (an nliforge-train output folder)")
+
+    def _need(self, rel: str, hint: str) -> Path:
+        path = self.root / rel
+        if not path.exists():
+            raise NLIDataError(f"{KEY}={str(self.root)!r}: {rel} is missing; {hint}")
+        return path
+
+    def train_records(self) -> list[Record]:
+        """The classifier's training set: the pool seeds and exemplars come from."""
+        path = self._need("train_set.jsonl", "train it with data.save_train_set=true")
+        return read_jsonl(path)
+
+    def metrics(self) -> pd.DataFrame:
+        """Cartography metrics (variability, confidence ...) per training uid."""
+        from nliforge.cartography import compute_metrics, load_dynamics
+
+        folder = self._need("dynamics", "train it with callbacks=default (training dynamics on)")
+        return compute_metrics(load_dynamics(folder))
+
+    def final_model(self):
+        """(model, tokenizer, label permutation) of the final weights, in eval mode."""
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        folder = self._need("model", "train it with save_model=true")
+        model = AutoModelForSequenceClassification.from_pretrained(folder).eval()
+        perm = model_label_permutation(model.config.label2id)
+        return model, AutoTokenizer.from_pretrained(folder), (None if perm == [0, 1, 2] else perm)
+
+    def epoch_checkpoints(self) -> list[Path]:
+        """One Lightning checkpoint per epoch, in epoch order (last.ckpt excluded)."""
+        folder = self._need("checkpoints", "train it with callbacks=default (a checkpoint every epoch)")
+        found = []
+        for path in folder.glob("*.ckpt"):
+            match = re.search(r"epoch=?(\d+)", path.stem)
+            if path.name != "last.ckpt" and match:
+                found.append((int(match.group(1)), path))
+        if len(found) < 2:
+            raise NLIDataError(f"{KEY}={str(self.root)!r}: estimated max variability needs at least 2 epoch "
+                               f"checkpoints in {folder}, found {len(found)}")
+        return [p for _, p in sorted(found)]
+
+    def epoch_probs(self, pairs: Sequence[tuple[str, str]], batch_size: int = 128, max_length: int = 128,
+                    device: str = "cpu") -> np.ndarray:
+        """p(label) in e/n/c order for each pair under each epoch's weights: shape (epochs, N, 3)."""
+        model, tokenizer, perm = self.final_model()
+        model.to(device)
+        out = []
+        for ckpt in self.epoch_checkpoints():
+            state = torch.load(ckpt, map_location="cpu", weights_only=False)["state_dict"]
+            weights = {k[len("model."):]: v for k, v in state.items() if k.startswith("model.")}
+            model.load_state_dict(weights)
+            out.append(_predict(model, tokenizer, pairs, batch_size, max_length, device, perm))
+        return np.stack(out)
+
+
+@torch.inference_mode()
+def _predict(model, tokenizer, pairs, batch_size, max_length, device, perm) -> np.ndarray:
+    probs = []
+    for start in range(0, len(pairs), batch_size):
+        chunk = pairs[start:start + batch_size]
+        enc = tokenizer([p for p, _ in chunk], [h for _, h in chunk], truncation=True,
+                        max_length=max_length, padding=True, return_tensors="pt").to(device)
+        logits = model(**enc).logits.float()
+        if perm is not None:
+            logits = logits[:, perm]
+        probs.append(logits.softmax(-1).cpu().numpy())
+    return np.concatenate(probs) if probs else np.zeros((0, 3), dtype=np.float32)

@@ -1,0 +1,107 @@
+"""Runs a pipeline's stages in order over one run folder. Each stage reads earlier stages' datasets
+from the folder and writes its own; a stage whose output is already there (and whose inputs did
+not change) is skipped, so a killed or finished run picks up where it stopped."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from nliforge.data.errors import NLIDataError
+from nliforge.pipeline.run_folder import RunFolder
+
+log = logging.getLogger("nliforge.generate")
+
+
+@dataclass
+class StageOutput:
+    """What a stage produced: rows for the next stage, (uid, reason) for every drop, counts."""
+
+    rows: list[dict]
+    drops: list[tuple[str, str]] = field(default_factory=list)
+    count_in: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class StageContext:
+    """Everything a stage may use: the whole config, its own settings node and the run folder."""
+
+    cfg: DictConfig
+    folder: RunFolder
+    name: str
+
+    @property
+    def settings(self) -> DictConfig:
+        node = self.cfg.pipeline.get(self.name)
+        return node if node is not None else OmegaConf.create({})
+
+    def rows(self, stage: str) -> list[dict]:
+        return self.folder.read_rows(stage)
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    inputs: tuple[str, ...]
+    run: Callable[[StageContext], StageOutput]
+
+
+STAGES: dict[str, Stage] = {}
+
+
+def stage(name: str, inputs: Sequence[str] = ()) -> Callable:
+    """Register a stage function under `name`; `inputs` are the stages whose outputs it reads."""
+    def register(fn: Callable[[StageContext], StageOutput]) -> Callable:
+        STAGES[name] = Stage(name, tuple(inputs), fn)
+        return fn
+    return register
+
+
+def _load_stage_modules() -> None:
+    from nliforge.pipeline import shared_stages, wanli  # noqa: F401  (registration on import)
+
+
+def check_stage_list(names: Sequence[str]) -> list[Stage]:
+    """The Stage objects for `pipeline.stages`, in order; unknown names fail with the valid ones."""
+    _load_stage_modules()
+    unknown = [n for n in names if n not in STAGES]
+    if unknown:
+        raise NLIDataError(f"pipeline.stages: unknown stage(s) {unknown}; valid: {', '.join(sorted(STAGES))}")
+    return [STAGES[n] for n in names]
+
+
+def run_stages(cfg: DictConfig, folder: RunFolder) -> dict:
+    """Run (or skip, when current) each configured stage; returns the final manifest."""
+    stages = check_stage_list(list(cfg.pipeline.stages))
+    for st in stages:
+        if folder.is_current(st.name, st.inputs):
+            entry = folder.stage_entry(st.name)
+            log.info("stage %-11s already done: %d -> %d (skipped)", st.name, entry["count_in"], entry["count_out"])
+            continue
+        log.info("stage %-11s running", st.name)
+        start = time.perf_counter()
+        out = st.run(StageContext(cfg, folder, st.name))
+        entry = folder.write_stage(st.name, out.rows, out.drops, out.count_in, st.inputs,
+                                   time.perf_counter() - start, out.extra)
+        log.info("stage %-11s %d -> %d  drops %s", st.name, entry["count_in"], entry["count_out"], entry["drops"])
+    return folder.manifest()
+
+
+def summary_table(manifest: Mapping) -> str:
+    """A small text table of every stage's counts and drop reasons (printed at the end of a run)."""
+    lines = [f"{'stage':<12}{'in':>8}{'out':>8}  drops"]
+    for name, entry in manifest.get("stages", {}).items():
+        drops = ", ".join(f"{k}={v}" for k, v in entry.get("drops", {}).items()) or "-"
+        lines.append(f"{name:<12}{entry.get('count_in', 0):>8}{entry.get('count_out', 0):>8}  {drops}")
+    return "\n".join(lines)
+
+
+def stage_path(folder: RunFolder, rel: str) -> Path:
+    return folder.root / rel
