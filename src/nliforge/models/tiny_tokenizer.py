@@ -27,3 +27,23 @@ def train_tiny_tokenizer(texts: Iterable[str], vocab_size: int = 2000, min_frequ
         unk_token="<unk>", mask_token="<mask>", cls_token="<s>", sep_token="</s>",
         model_max_length=512,
     )
+
+
+CAUSAL_SPECIALS = ["<|endoftext|>", "<pad>"]
+
+
+def train_causal_tokenizer(texts: Iterable[str], vocab_size: int = 2000, min_frequency: int = 2) -> PreTrainedTokenizerFast:
+    """Train a GPT-2-style byte-level BPE tokenizer for a causal LM.
+
+    Unlike `train_tiny_tokenizer` it adds no special tokens around the text (a prompt must be
+    encoded as is, so the model continues it), and it round-trips any text, newlines included.
+    `<|endoftext|>` is both bos and eos (as in GPT-2); `<pad>` pads batches.
+    """
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(list(texts), vocab_size=vocab_size, min_frequency=min_frequency,
+                            special_tokens=CAUSAL_SPECIALS, show_progress=False)
+    eos = CAUSAL_SPECIALS[0]
+    return PreTrainedTokenizerFast(
+        tokenizer_object=bpe._tokenizer, bos_token=eos, eos_token=eos, unk_token=eos,
+        pad_token=CAUSAL_SPECIALS[1], clean_up_tokenization_spaces=False, model_max_length=1024,
+    )

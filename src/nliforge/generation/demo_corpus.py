@@ -1,0 +1,57 @@
+"""Training documents for the offline demo's prompt-continuation LM, in the WANLI prompt format.
+
+Each document is exactly what the generator sees at generation time — the Fig. 2 prompt with
+k+1 same-label examples ending in `{k+2}.` — followed by the completion it should write: one more
+same-label pair, ` {premise}\n{Word}: {hypothesis}\n\n`. A tiny LM trained on such documents
+learns to continue the format, so the demo runs the real WANLI generation path with no download.
+
+In the real pipeline the in-context examples are a seed and its nearest same-label neighbours;
+for teaching the LM the format, random same-label groups are enough (and cheaper), so that is
+what is sampled here. The EOS token is not part of the text: `train_prompt_lm` appends it to
+every document as a token id (a literal eos string could be split differently by a tokenizer).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+
+from nliforge.data.errors import NLIDataError
+from nliforge.data.records import Record
+from nliforge.generation.prompts import LABEL_WORDS, label_word, wanli_prompt
+
+
+def completion_text(premise: str, hypothesis: str, label: str) -> str:
+    """What the LM should write after the prompt's final `{k+2}.`: ` premise\\nWord: hypothesis\\n\\n`."""
+    return f" {premise}\n{label_word(label)}: {hypothesis}\n\n"
+
+
+def _by_label(records: Iterable[Record], need: int) -> dict[str, list[tuple[str, str]]]:
+    """(premise, hypothesis) pairs per prompt label, in input order; labels with too few are dropped."""
+    groups: dict[str, list[tuple[str, str]]] = {label: [] for label in LABEL_WORDS}
+    for rec in records:
+        if rec.label in groups:
+            groups[rec.label].append((rec.premise, rec.hypothesis))
+    usable = {label: pairs for label, pairs in groups.items() if len(pairs) >= need}
+    if not usable:
+        sizes = {label: len(pairs) for label, pairs in groups.items()}
+        raise NLIDataError(f"prompt documents need >= {need} records of one label (k + 2); got {sizes}")
+    return usable
+
+
+def prompt_documents(records: Sequence[Record], n_documents: int, k: int = 4, seed: int = 0) -> list[str]:
+    """`n_documents` prompt+completion documents, labels taken in turn, examples drawn with `seed`.
+
+    Each document uses k+2 distinct same-label records: k+1 in the prompt, one as the completion.
+    """
+    if n_documents < 0 or k < 0:
+        raise NLIDataError(f"n_documents and k must be >= 0, got n_documents={n_documents}, k={k}")
+    groups = _by_label(records, need=k + 2)
+    labels = sorted(groups)
+    rng = random.Random(seed)
+    docs = []
+    for i in range(n_documents):
+        label = labels[i % len(labels)]
+        chosen = rng.sample(groups[label], k + 2)
+        docs.append(wanli_prompt(chosen[: k + 1], label) + completion_text(*chosen[k + 1], label))
+    return docs

@@ -1,0 +1,143 @@
+"""The demo's prompt LM: corpus format, training lowers the loss, idempotence, atomic output, parse rate."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+from transformers import AutoTokenizer
+
+from nliforge.data.errors import NLIDataError
+from nliforge.generation.backends.hf_local import HFLocal
+from nliforge.generation.demo_corpus import prompt_documents
+from nliforge.generation.prompts import INSTRUCTION, label_word, wanli_prompt
+from nliforge.generation.types import GenerationRequest, Response, Sampling
+from nliforge.models import causal_lm
+from nliforge.models.causal_lm import META_NAME, read_lm_meta, train_prompt_lm
+from nliforge.world import WorldConfig, generate_split
+
+SHORT = dict(n_layer=1, n_embd=64, n_head=2, steps=50, batch_size=8, lr=5e-3, seq_len=128, seed=0,
+             vocab_size=600, progress=False)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """Tiny models train faster on one thread (and far faster when other processes share the cores)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def records():
+    return generate_split(WorldConfig(seed=2, n_train=300), "train")
+
+
+@pytest.fixture(scope="module")
+def docs(records):
+    return prompt_documents(records, 120, k=4, seed=0)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory, docs):
+    return train_prompt_lm(docs, tmp_path_factory.mktemp("lm") / "lm", **SHORT)
+
+
+def test_documents_are_prompt_plus_one_same_label_completion(records, docs):
+    assert len(docs) == 120
+    assert docs == prompt_documents(records, 120, k=4, seed=0)
+    assert docs != prompt_documents(records, 120, k=4, seed=1)
+    by_pair = {(r.premise, r.hypothesis): r.label for r in records}
+    for doc in docs[:6]:
+        prompt, completion = doc.split("\n\n6.")
+        assert doc.startswith(INSTRUCTION) and completion.endswith("\n\n") and completion.startswith(" ")
+        premise, hypothesis = completion.strip("\n")[1:].split("\n", 1)
+        label = by_pair[(premise, hypothesis.split(": ", 1)[1])]
+        assert hypothesis.startswith(f"{label_word(label)}: ")
+        assert prompt + "\n\n6." == wanli_prompt(_examples(prompt, label), label)
+        assert f"{premise}\n" not in prompt  # the completion is not one of the in-context examples
+
+
+def _examples(prompt: str, label: str) -> list[tuple[str, str]]:
+    items = prompt.split("\n\n")[1:]
+    return [tuple(item.split(". ", 1)[1].split(f"\n{label_word(label)}: ")) for item in items]
+
+
+def test_documents_need_enough_records_per_label(records):
+    with pytest.raises(NLIDataError, match="k \\+ 2"):
+        prompt_documents(records[:5], 3, k=4)
+
+
+def test_training_lowers_the_loss_and_saves_a_loadable_folder(trained, docs):
+    meta = read_lm_meta(trained)
+    assert meta["final_loss"] < meta["initial_loss"] - 2.0, meta
+    assert len(meta["losses"]) == SHORT["steps"] and meta["n_documents"] == len(docs)
+    tok = AutoTokenizer.from_pretrained(trained)
+    text = docs[0]
+    assert tok.decode(tok(text)["input_ids"]) == text  # newlines and spaces round-trip, no specials added
+    assert tok.eos_token_id is not None and tok.pad_token_id is not None
+    out = HFLocal(str(trained)).generate_batch(
+        [GenerationRequest(uid="p", prompt=text.split("\n\n2.")[0] + "\n\n2.", sampling=Sampling(max_tokens=20))])
+    assert isinstance(out[0], Response) and out[0].completion_tokens > 0
+
+
+def test_second_call_with_same_settings_does_not_retrain(trained, docs, monkeypatch):
+    stamp = (trained / META_NAME).stat().st_mtime_ns
+    monkeypatch.setattr(causal_lm, "_train", lambda *a, **k: pytest.fail("retrained a finished model"))
+    assert train_prompt_lm(docs, trained, **SHORT) == trained
+    assert (trained / META_NAME).stat().st_mtime_ns == stamp
+
+
+def test_other_settings_retrain_and_replace(tmp_path, docs):
+    out = tmp_path / "lm"
+    train_prompt_lm(docs[:20], out, **{**SHORT, "steps": 3})
+    first = read_lm_meta(out)["digest"]
+    train_prompt_lm(docs[:20], out, **{**SHORT, "steps": 4})
+    assert read_lm_meta(out)["digest"] != first and len(read_lm_meta(out)["losses"]) == 4
+    assert [p.name for p in tmp_path.iterdir()] == ["lm"]
+
+
+def test_interrupted_training_leaves_nothing(tmp_path, docs, monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(causal_lm, "_train", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        train_prompt_lm(docs[:20], tmp_path / "lm", **SHORT)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_settings_name_the_setting(tmp_path, docs):
+    with pytest.raises(ValueError, match="n_embd"):
+        train_prompt_lm(docs, tmp_path / "lm", **{**SHORT, "n_embd": 63})
+    with pytest.raises(ValueError, match="steps"):
+        train_prompt_lm(docs, tmp_path / "lm", **{**SHORT, "steps": 0})
+
+
+def parse_rate(texts: list[str], word: str) -> float:
+    """Share of texts of the form `premise\\n{word}: hypothesis` with both sides non-empty."""
+    ok = 0
+    for text in texts:
+        parts = text.split(f"\n{word}: ")
+        ok += len(parts) == 2 and bool(parts[0].strip()) and bool(parts[1].strip()) and "\n" not in parts[1]
+    return ok / len(texts)
+
+
+@pytest.mark.slow
+def test_demo_lm_continues_fresh_prompts_in_the_format(tmp_path):
+    """The demo-sized LM (default settings) on the demo corpus; prompts from an unseen world."""
+    train = generate_split(WorldConfig(seed=0), "train")
+    lm = train_prompt_lm(prompt_documents(train, 3000, k=4, seed=0), tmp_path / "lm", progress=False)
+    fresh = generate_split(WorldConfig(seed=123, n_test=300), "test")
+    rng, requests, words = random.Random(0), [], []
+    for i in range(30):
+        label = ("entailment", "neutral", "contradiction")[i % 3]
+        group = rng.sample([r for r in fresh if r.label == label], 5)
+        requests.append(GenerationRequest(uid=str(i), prompt=wanli_prompt(
+            [(r.premise, r.hypothesis) for r in group], label), sampling=Sampling(max_tokens=64), n=5, seed=i))
+        words.append(label_word(label))
+    out = HFLocal(str(lm), batch_size=16).generate_batch(requests)
+    rates = [parse_rate(resp.texts, word) for resp, word in zip(out, words)]
+    assert sum(rates) / len(rates) >= 0.8, rates
