@@ -28,5 +28,5 @@ def build_backend(cfg: Mapping[str, Any]):
 
     cls = OpenAIChat if kind == "openai_chat" else OpenAICompletions
     runner = cfg.get("runner") or {}
-    return cls(str(cfg["model"]), base_url=cfg.get("base_url"), api_key_env=cfg.get("api_key_env"),
+    return cls(str(cfg["model"]), base_url=cfg.get("base_url"), api_key_env=cfg.get("api_key_env", "OPENAI_API_KEY"),
                timeout_s=float(runner.get("timeout_s", 60.0)))

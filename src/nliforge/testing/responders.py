@@ -1,0 +1,122 @@
+"""Stand-ins for an LLM behind the local OpenAI-compatible server.
+
+A responder is a callable `(prompt_or_messages, choice_index, seed, sampling) -> text`, where
+`prompt_or_messages` is the completion prompt (str) or the chat messages (list of dicts) and
+`sampling` the request's decoding fields (max_tokens, stop, temperature, ...). It must be a pure
+function of its arguments: resumed runs then reproduce the same answers. The server applies stop
+strings and the max_tokens budget to whatever a responder returns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+LABEL_WORDS = ("Implication", "Possibility", "Contradiction")
+_ITEM = re.compile(r"^\d+\.\s*(?P<premise>[^\n]+)\n(?P<word>Implication|Possibility|Contradiction):\s*(?P<hyp>[^\n]+)$",
+                   re.MULTILINE)
+_WORDS = ("the a an of to in on with and but not some every many two three man woman child dog team "
+          "city park river street house market music game picture morning evening walks runs sits plays "
+          "sings reads writes watches holds carries opens waits talks laughs red blue old young tall "
+          "small quiet busy happy near behind across under").split()
+
+
+def input_text(prompt_or_messages: str | Sequence[Mapping[str, Any]]) -> str:
+    """The text a model conditions on: the prompt, or the message contents joined by blank lines."""
+    if isinstance(prompt_or_messages, str):
+        return prompt_or_messages
+    return "\n\n".join(str(m.get("content", "")) for m in prompt_or_messages)
+
+
+def input_digest(prompt_or_messages: str | Sequence[Mapping[str, Any]]) -> str:
+    """sha256 of the prompt (str) or of the messages as sorted-key JSON: names a request's input in the server log."""
+    if isinstance(prompt_or_messages, str):
+        data = prompt_or_messages
+    else:
+        data = json.dumps(list(prompt_or_messages), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+def apply_stop(text: str, stop: list[str], max_tokens: int) -> tuple[str, str]:
+    """Cut `text` at the first stop string ("stop") or after `max_tokens` words ("length")."""
+    cut = min((i for i in (text.find(s) for s in stop if s) if i >= 0), default=-1)
+    if cut >= 0:
+        return text[:cut], "stop"
+    words = text.split(" ")
+    if len([w for w in words if w.strip()]) > max_tokens:
+        kept, count = [], 0
+        for w in words:
+            count += bool(w.strip())
+            if count > max_tokens:
+                break
+            kept.append(w)
+        return " ".join(kept), "length"
+    return text, "stop"
+
+
+def _rng(prompt_or_messages, choice_index: int, seed) -> random.Random:
+    key = f"{input_digest(prompt_or_messages)}|{seed}|{choice_index}"
+    return random.Random(hashlib.sha256(key.encode()).hexdigest())
+
+
+def pseudo_text(rng: random.Random, max_tokens: int) -> str:
+    """Sentences of random words, about `max_tokens` words or fewer, sometimes split by a blank line."""
+    n_words = rng.randint(3, max(3, min(max_tokens + 5, 60)))
+    out, sentence = [], []
+    for _ in range(n_words):
+        sentence.append(rng.choice(_WORDS))
+        if len(sentence) >= rng.randint(4, 12):
+            out.append(" ".join(sentence).capitalize() + ".")
+            out.append("\n\n" if rng.random() < 0.2 else " ")
+            sentence = []
+    if sentence:
+        out.append(" ".join(sentence).capitalize() + ".")
+    return " " + "".join(out).strip(" ")
+
+
+def default_responder(prompt_or_messages, choice_index: int, seed, sampling: Mapping[str, Any]) -> str:
+    """Deterministic pseudo-text from a hash of (input, seed, choice index)."""
+    return pseudo_text(_rng(prompt_or_messages, choice_index, seed), int(sampling.get("max_tokens") or 16))
+
+
+def _perturb(sentence: str, rng: random.Random) -> str:
+    """Drop one word or swap two neighbours (keeps the sentence recognisably close to its source)."""
+    words = sentence.rstrip(".").split()
+    if len(words) < 3:
+        return sentence
+    i = rng.randrange(1, len(words) - 1)
+    if rng.random() < 0.5:
+        del words[i]
+    else:
+        words[i], words[i + 1] = words[i + 1], words[i]
+    return " ".join(words) + ("." if sentence.endswith(".") else "")
+
+
+def wanli_responder(prompt_or_messages, choice_index: int, seed, sampling: Mapping[str, Any]) -> str:
+    """A WANLI-prompt stand-in: a perturbed copy of one in-context item, as ` {premise}\\n{Word}: {hyp}`.
+
+    The label word is the one the prompt's items share. About 10% of answers (seeded) are
+    degenerate, as real generations sometimes are: no label line (unparseable), the instruction
+    copied as the premise, or an in-context example copied verbatim. Chat answers omit the
+    leading space. Prompts without WANLI items get pseudo-text."""
+    text = input_text(prompt_or_messages)
+    items = list(_ITEM.finditer(text))
+    rng = _rng(prompt_or_messages, choice_index, seed)
+    if not items:
+        return default_responder(prompt_or_messages, choice_index, seed, sampling)
+    lead = " " if isinstance(prompt_or_messages, str) else ""
+    item = items[rng.randrange(len(items))]
+    word, premise, hyp = item["word"], item["premise"].strip(), item["hyp"].strip()
+    roll = rng.random()
+    if roll < 0.04:
+        return f"{lead}{_perturb(premise, rng)}"
+    if roll < 0.07:
+        first_line = text.strip().split("\n", 1)[0]
+        return f"{lead}{first_line}\n{word}: {_perturb(hyp, rng)}"
+    if roll < 0.10:
+        return f"{lead}{premise}\n{word}: {hyp}"
+    return f"{lead}{_perturb(premise, rng)}\n{word}: {_perturb(hyp, rng)}"
