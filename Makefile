@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install demo test test-slow test-all
+.PHONY: install demo demo-generate test test-slow test-all
 
 install:
 ifneq ($(strip $(TORCH_SPEC)),)
@@ -23,6 +23,9 @@ endif
 
 demo: install
 	nliforge-train experiment=demo
+
+demo-generate: install
+	nliforge-generate pipeline=wanli experiment=demo
 
 test: install
 	WANDB_MODE=offline $(PYTHON) -m pytest -q

@@ -161,3 +161,20 @@ def test_swapping_generator_changes_nothing_else(tmp_path, world_cache):
         plain[gen] = OmegaConf.to_container(cfg, resolve=True)
         assert plain[gen].pop("generator")["kind"] == gen
     assert plain["openai_completions"] == plain["openai_chat"] == plain["hf_local"]
+
+
+def test_cli_endpoint_down_is_one_clear_line(tmp_path, classifier_run_dir, world_cache):
+    import os
+    import subprocess
+    import sys
+
+    url = "http://127.0.0.1:9/v1"
+    cmd = [sys.executable, "-m", "nliforge.generate", "generator=openai_completions", f"generator.base_url={url}",
+           f"generator.api_key_env={KEY_ENV}", "generator.runner.max_retries=0", "generator.runner.progress=false",
+           f"pipeline.classifier.run_dir={classifier_run_dir}", "pipeline.seeds.max_per_label=2",
+           f"paths.cache_dir={world_cache}", f"hydra.run.dir={tmp_path / 'run'}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, KEY_ENV: "test-key"}, cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "error:" in proc.stderr and "127.0.0.1:9" in proc.stderr
+    assert "Traceback" not in proc.stderr
