@@ -32,7 +32,7 @@ from nliforge.data.jsonl import atomic_write_text
 # Keys that change how a run goes, not what it produces: they may differ between starts.
 VOLATILE_KEYS = ("paths", "hydra", "task_name", "logger", "generator.runner", "pipeline.stages",
                  "trainer.enable_progress_bar", "pipeline.progress")
-PACKAGES = ("nliforge", "torch", "transformers", "openai", "faiss-cpu", "lightning")
+PACKAGES = ("nliforge", "torch", "transformers", "openai", "lightning")
 
 
 def first_difference(old: Any, new: Any, prefix: str = "") -> str | None:
