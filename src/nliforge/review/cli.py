@@ -1,0 +1,48 @@
+"""nliforge-review <action> run=<folder> ...: the thin Hydra entry point over the review actions."""
+
+from __future__ import annotations
+
+import sys
+
+import hydra
+from omegaconf import DictConfig
+
+from nliforge.data.errors import NLIDataError
+from nliforge.generation.types import GenerationError
+from nliforge.utils.cli import CONF_DIR, run_cli
+
+ACTIONS = ("serve", "export", "import", "teacher", "judge", "aggregate")
+
+
+def review(cfg: DictConfig) -> dict:
+    """Run the configured action; returns what it reports (paths, counts, kappa)."""
+    from nliforge.review import actions, publish
+
+    table = {"serve": actions.serve_action, "export": actions.export_action, "import": actions.import_action,
+             "teacher": actions.teacher_action, "judge": actions.judge_action, "aggregate": publish.aggregate_action}
+    if cfg.action not in table:
+        raise NLIDataError(f"action={cfg.action!r}; valid: {', '.join(ACTIONS)}")
+    return table[cfg.action](cfg)
+
+
+@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="review")
+def _hydra_main(cfg: DictConfig) -> None:
+    try:
+        review(cfg)
+    except (GenerationError, NLIDataError) as err:   # one clear line, no traceback wall
+        print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(1) from None
+
+
+def main() -> None:
+    """Console script `nliforge-review`: the first argument names the action."""
+    if len(sys.argv) > 1 and sys.argv[1] in ACTIONS:
+        sys.argv[1] = f"action={sys.argv[1]}"
+    elif len(sys.argv) < 2 or not sys.argv[1].startswith("action="):
+        print(f"usage: nliforge-review {{{'|'.join(ACTIONS)}}} run=<generation run folder> [overrides]", file=sys.stderr)
+        raise SystemExit(2)
+    run_cli(_hydra_main, CONF_DIR)
+
+
+if __name__ == "__main__":
+    main()

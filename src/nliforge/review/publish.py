@@ -1,0 +1,78 @@
+"""`nliforge-review aggregate`: judgements -> a labeled training set in the data model, written
+into the run's review folder and registered as `data/train_sets=<name>`."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from nliforge.data.errors import NLIDataError
+from nliforge.data.jsonl import atomic_write_text, write_jsonl
+from nliforge.review.actions import load_items, open_store, review_dir
+from nliforge.utils.cli import CONF_DIR
+
+log = logging.getLogger("nliforge.review")
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+
+def register_train_set(name: str, path: Path, conf_dir: Path, origin: str) -> Path:
+    """Write `<conf_dir>/data/train_sets/<name>.yaml` pointing at `path` (a JSONL of the data model)."""
+    if not _NAME.match(name):
+        raise NLIDataError(f"aggregate.name={name!r}: use letters, digits and underscores, starting with a letter")
+    target = Path(conf_dir) / "data" / "train_sets" / f"{name}.yaml"
+    text = (f"# Registered by nliforge-review aggregate from {origin}\n"
+            f"{name}:\n  name: {name}\n  loader: jsonl\n  path: {json.dumps(str(Path(path).resolve()))}\n"
+            "  num_classes: 3\n  limit: null\n")
+    atomic_write_text(target, [text])
+    return target
+
+
+def _automatic(cfg: DictConfig, records, judgements):
+    from nliforge.review.teacher import automatic_records
+
+    reviewers = sorted({j.annotator for j in judgements})
+    wanted = cfg.aggregate.get("reviewer")
+    if wanted is None and len(reviewers) != 1:
+        raise NLIDataError(f"aggregate.reviewer: {len(reviewers)} reviewers in the store ({', '.join(reviewers) or 'none'}); "
+                           "name the one whose judgements make the set")
+    wanted = wanted or reviewers[0]
+    chosen = [j for j in judgements if j.annotator == wanted]
+    if not chosen:
+        raise NLIDataError(f"aggregate.reviewer={wanted!r}: no judgements; reviewers: {', '.join(reviewers)}")
+    return automatic_records(records, chosen), [], {"reviewer": wanted, "judgements": len(chosen)}
+
+
+def aggregate_action(cfg: DictConfig) -> dict:
+    """Aggregate the store's judgements, write reviewed.jsonl (+ disagreements), register the set."""
+    from nliforge.review.aggregate import aggregate
+
+    records = load_items(cfg)
+    store = open_store(cfg, records)
+    try:
+        judgements = store.judgements()
+    finally:
+        store.close()
+    mode = str(cfg.aggregate.mode)
+    if mode == "annotators":
+        res = aggregate(records, judgements, int(cfg.seed),
+                        keep_trivial_single_revision=bool(cfg.aggregate.keep_trivial_single_revision))
+        out, disagreements, report = res.records, res.disagreements, {"kappa": res.kappa, "counts": dict(res.counts)}
+    elif mode == "automatic":
+        out, disagreements, report = _automatic(cfg, records, judgements)
+    else:
+        raise NLIDataError(f"aggregate.mode={mode!r}; valid: annotators, automatic")
+    folder = review_dir(cfg)
+    write_jsonl(out, folder / "reviewed.jsonl")
+    write_jsonl(disagreements, folder / "disagreements.jsonl")
+    name = cfg.aggregate.get("name") or f"{Path(cfg.run).resolve().name}_reviewed"
+    conf = Path(cfg.aggregate.register_dir) if cfg.aggregate.get("register_dir") else Path(CONF_DIR)
+    registered = register_train_set(str(name), folder / "reviewed.jsonl", conf, str(Path(cfg.run).resolve()))
+    report.update({"mode": mode, "examples": len(records), "kept": len(out), "train_set": str(name),
+                   "registered": str(registered)})
+    atomic_write_text(folder / "review_report.json", [json.dumps(report, indent=2) + "\n"])
+    log.info("reviewed set %s: %d of %d examples kept; data/train_sets=[%s]", name, len(out), len(records), name)
+    return report
