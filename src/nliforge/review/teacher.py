@@ -1,0 +1,160 @@
+"""Automatic review: a trained NLI classifier as teacher (DISCO §3.2: a strong NLI model keeps only
+the examples it is confident about) or an LLM asked for a one-word label.
+
+Each yields one Judgement per record; `automatic_records` turns one reviewer's judgements into
+labeled records (discards dropped). Neither reviewer revises text.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nliforge.data.errors import NLIDataError
+from nliforge.data.labels import LABELS, model_label_permutation
+from nliforge.data.records import Record, check_unique_uids
+from nliforge.generation.types import Failure, GenerationRequest, Sampling
+from nliforge.review.aggregate import automatic_records
+from nliforge.review.types import Judgement
+
+__all__ = ["JUDGE_INSTRUCTION", "JUDGE_SAMPLING", "automatic_records", "judge_messages", "judge_prompt",
+           "llm_judge_review", "parse_judge_answer", "teacher_probs", "teacher_review"]
+
+
+def _model_folder(model_dir: str | Path) -> Path:
+    """The HF folder itself, or an nliforge-train run folder holding it as `model/`."""
+    root = Path(model_dir)
+    for folder in (root, root / "model"):
+        if (folder / "config.json").is_file():
+            return folder
+    raise NLIDataError(f"teacher.model_dir={str(root)!r}: no config.json there or in its model/; expected a "
+                       "Hugging Face classifier folder (e.g. an nliforge-train run's model/)")
+
+
+def teacher_probs(records: Sequence[Record], model_dir: str | Path, batch_size: int = 64, max_length: int = 128,
+                  device: str = "cpu", progress: bool = True) -> np.ndarray:
+    """p(entailment, neutral, contradiction) per record, columns mapped by name from config.label2id."""
+    import torch
+    from tqdm.auto import tqdm
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    folder = _model_folder(model_dir)
+    model = AutoModelForSequenceClassification.from_pretrained(folder).eval().to(device)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    perm = model_label_permutation(model.config.label2id)
+    out = []
+    with torch.inference_mode():
+        for start in tqdm(range(0, len(records), batch_size), desc="teacher", unit="batch", disable=not progress):
+            chunk = records[start:start + batch_size]
+            enc = tokenizer([r.premise for r in chunk], [r.hypothesis for r in chunk], truncation=True,
+                            max_length=max_length, padding=True, return_tensors="pt").to(device)
+            logits = model(**enc).logits.float()[:, perm]
+            out.append(logits.softmax(-1).cpu().numpy())
+    return np.concatenate(out) if out else np.zeros((0, len(LABELS)), dtype=np.float32)
+
+
+def teacher_review(records: Sequence[Record], model_dir: str | Path, threshold: float = 0.9, batch_size: int = 64,
+                   max_length: int = 128, device: str = "cpu", progress: bool = True) -> list[Judgement]:
+    """The teacher's argmax label when p(argmax) >= threshold, else "discard"; `confidence` = p(argmax).
+
+    Annotator `teacher:<folder name>` (the folder given: a run folder or its model/)."""
+    check_unique_uids(records, "review items")
+    probs = teacher_probs(records, model_dir, batch_size, max_length, device, progress)
+    annotator, now = f"teacher:{Path(model_dir).resolve().name}", time.time()
+    out = []
+    for rec, p in zip(records, probs):
+        best = int(np.argmax(p))
+        conf = float(p[best])
+        label = LABELS[best] if conf >= threshold else "discard"
+        extra = {"predicted": LABELS[best], "probs": {name: float(v) for name, v in zip(LABELS, p)},
+                 "threshold": float(threshold)}
+        out.append(Judgement(rec.uid, annotator, label, rec.premise, rec.hypothesis, source="teacher",
+                             confidence=conf, created_at=now, extra=extra))
+    return out
+
+
+# ------------------------------------------------------------------------------------ LLM judge
+JUDGE_INSTRUCTION = ("Decide how the hypothesis relates to the premise. Answer with one word: entailment (the "
+                     "hypothesis must be true if the premise is true), contradiction (it cannot be true), or "
+                     "neutral (it may or may not be true).")
+# Greedy, a few tokens, one line: the answer is a single word.
+JUDGE_SAMPLING = Sampling(max_tokens=5, temperature=0.0, top_p=1.0, stop=("\n",))
+_ANSWERS = (("entail", "entailment"), ("neutral", "neutral"), ("contradict", "contradiction"))
+_WORD = re.compile(r"[a-z]+")
+
+
+def judge_prompt(premise: str, hypothesis: str) -> str:
+    """Completion style: the instruction, the pair, and `Answer:` for the model to continue."""
+    return f"{JUDGE_INSTRUCTION}\n\nPremise: {premise}\nHypothesis: {hypothesis}\nAnswer:"
+
+
+def judge_messages(premise: str, hypothesis: str) -> tuple[dict[str, str], ...]:
+    """Chat style: the instruction as the system turn, the pair as the user turn."""
+    return ({"role": "system", "content": JUDGE_INSTRUCTION + " Reply with the word only."},
+            {"role": "user", "content": f"Premise: {premise}\nHypothesis: {hypothesis}"})
+
+
+def parse_judge_answer(text: str) -> str | None:
+    """The label named by the answer's first word (entails/contradicts accepted), or None."""
+    match = _WORD.search((text or "").lower())
+    if match is None:
+        return None
+    for stem, label in _ANSWERS:
+        if match.group(0).startswith(stem):
+            return label
+    return None
+
+
+def _plain(cfg: Any) -> dict:
+    """A generator config as plain containers (a Hydra node is resolved first)."""
+    from omegaconf import DictConfig, OmegaConf
+
+    if isinstance(cfg, DictConfig):
+        return OmegaConf.to_container(cfg, resolve=True)
+    if not isinstance(cfg, Mapping):
+        raise NLIDataError(f"generator config: expected a mapping (kind, model, ...), got {type(cfg).__name__}")
+    return dict(cfg)
+
+
+def llm_judge_review(records: Sequence[Record], generator_cfg: Mapping[str, Any], cache_path: str | Path,
+                     sampling: Sampling | None = None, stage: str = "llm_judge") -> list[Judgement]:
+    """One LLM label per record through `build_backend` + `run_requests` (answers cached at
+    `cache_path`, so a rerun sends nothing twice). Chat endpoints (`kind: openai_chat` or
+    `chat: true`) get `judge_messages`, others `judge_prompt`. An unparseable answer or a rejected
+    request gives "discard" with the reason in `extra`. Annotator `llm:<model>`."""
+    from nliforge.generation.backends import build_backend
+    from nliforge.generation.cache import ResponseCache
+    from nliforge.generation.runner import RunnerSettings, run_requests
+
+    check_unique_uids(records, "review items")
+    cfg = _plain(generator_cfg)
+    chat = bool(cfg.get("chat", False)) or cfg.get("kind") == "openai_chat"
+    sampling = sampling or JUDGE_SAMPLING
+    requests = [GenerationRequest(uid=r.uid, prompt=judge_prompt(r.premise, r.hypothesis), sampling=sampling,
+                                  messages=judge_messages(r.premise, r.hypothesis) if chat else None, seed=0)
+                for r in records]
+    backend = build_backend(cfg)
+    cache = ResponseCache(cache_path)
+    try:
+        answers = run_requests(backend, requests, cache, stage, RunnerSettings.from_dict(cfg.get("runner")))
+    finally:
+        cache.close()
+    annotator, now = f"llm:{backend.model}", time.time()
+    out = []
+    for rec in records:
+        answer = answers[rec.uid]
+        if isinstance(answer, Failure):
+            label, extra = "discard", {"reason": f"request_failed:{answer.kind}", "message": answer.message}
+        else:
+            text = answer.texts[0] if answer.texts else ""
+            label, extra = parse_judge_answer(text), {"answer": text}
+            if label is None:
+                label, extra["reason"] = "discard", "unparseable"
+        out.append(Judgement(rec.uid, annotator, label, rec.premise, rec.hypothesis, source="llm_judge",
+                             created_at=now, extra=extra))
+    return out
