@@ -1,0 +1,124 @@
+"""The review page's JSON API handlers: hand out the next item, take a judgement, report progress.
+
+Store calls are blocking SQLite transactions, so they run on worker threads (`asyncio.to_thread`);
+the store keeps one connection per thread. Every answer is JSON; errors are `{"error": message}`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+from aiohttp import web
+
+from nliforge.data.errors import NLIDataError
+from nliforge.review.store import ItemFullError, ReviewStore
+from nliforge.review.types import REVIEW_LABELS, Judgement
+
+ANNOTATOR_RE = re.compile(r"^[\w@+-](?:[\w.@+-]{0,62}[\w@+-])?$")
+BODY_FIELDS = ("uid", "annotator", "label", "premise", "hypothesis")
+QUERY_FIELDS = ("annotator", "token")
+__all__ = ["ANNOTATOR_RE", "BODY_FIELDS", "ReviewAPI"]
+
+
+class ReviewAPI:
+    """aiohttp handlers over one ReviewStore (the only data this server can reach)."""
+
+    def __init__(self, store: ReviewStore):
+        self.store = store
+
+    async def next(self, request: web.Request) -> web.Response:
+        """`{"item": {uid, premise, hypothesis} | null, "progress": {...}}`; the item is claimed for them."""
+        who = _annotator(_query(request).get("annotator"))
+        item = await asyncio.to_thread(self.store.next_item, who)
+        progress = await asyncio.to_thread(self.store.progress, who)
+        shown = None if item is None else {"uid": item.uid, "premise": item.premise, "hypothesis": item.hypothesis}
+        return web.json_response({"item": shown, "progress": progress})
+
+    async def progress(self, request: web.Request) -> web.Response:
+        who = _annotator(_query(request).get("annotator"))
+        return web.json_response(await asyncio.to_thread(self.store.progress, who))
+
+    async def judgement(self, request: web.Request) -> web.Response:
+        """Validate and store one judgement; `revised` is decided here, from the item's own texts."""
+        _query(request)
+        body = await _body(request)
+        who = _annotator(body.get("annotator"))
+        label = body.get("label")
+        if label not in REVIEW_LABELS:
+            raise _error(web.HTTPBadRequest, f"label {label!r}; expected one of {', '.join(REVIEW_LABELS)}")
+        uid = body.get("uid")
+        if not isinstance(uid, str) or not uid:
+            raise _error(web.HTTPBadRequest, "field 'uid' is required: the uid of the item being judged")
+        item = await asyncio.to_thread(self.store.item, uid)
+        if item is None:
+            raise _error(web.HTTPNotFound, f"no item with uid {uid!r} in this review store")
+        premise, p_rev = _text(body, "premise", item.premise, label)
+        hypothesis, h_rev = _text(body, "hypothesis", item.hypothesis, label)
+        judgement = Judgement(uid=uid, annotator=who, label=label, premise=premise, hypothesis=hypothesis,
+                              revised=p_rev or h_rev, source="page")
+        try:
+            saved = await asyncio.to_thread(self.store.save, judgement)
+        except ItemFullError as err:
+            raise _error(web.HTTPConflict, str(err)) from None
+        except NLIDataError as err:
+            raise _error(web.HTTPBadRequest, str(err)) from None
+        progress = await asyncio.to_thread(self.store.progress, who)
+        return web.json_response({"saved": {"uid": uid, "annotator": who, "label": label, "revised": saved.revised},
+                                  "progress": progress})
+
+
+def _error(cls: type[web.HTTPException], message: str) -> web.HTTPException:
+    return cls(text=json.dumps({"error": message}), content_type="application/json")
+
+
+def _query(request: web.Request):
+    """The query parameters, refusing any this API does not define."""
+    unknown = sorted(set(request.query) - set(QUERY_FIELDS))
+    if unknown:
+        raise _error(web.HTTPBadRequest, f"unknown parameter(s) {unknown}; expected only {list(QUERY_FIELDS)}")
+    return request.query
+
+
+async def _body(request: web.Request) -> dict:
+    try:
+        body = json.loads(await request.read())
+    except (ValueError, UnicodeDecodeError):
+        raise _error(web.HTTPBadRequest, "the body must be a JSON object with fields "
+                                         f"{', '.join(BODY_FIELDS)}") from None
+    if not isinstance(body, dict):
+        raise _error(web.HTTPBadRequest, f"the body must be a JSON object, got {type(body).__name__}")
+    unknown = sorted(set(body) - set(BODY_FIELDS))
+    if unknown:
+        raise _error(web.HTTPBadRequest, f"unknown field(s) {unknown}; expected only {list(BODY_FIELDS)} "
+                                         "(this server never reads or writes a file named by a request)")
+    return body
+
+
+def _annotator(value) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise _error(web.HTTPBadRequest, "annotator is required: a short id such as 'alice' or 'w17'")
+    value = value.strip()
+    if not ANNOTATOR_RE.match(value) or ".." in value:
+        raise _error(web.HTTPBadRequest, f"annotator {value!r}: expected 1-64 letters, digits or _ . @ + - "
+                                         "(no slashes, no '..')")
+    return value
+
+
+def _text(body: dict, key: str, original: str, label: str) -> tuple[str, bool]:
+    """The submitted text and whether it differs from the original (whitespace at the ends ignored).
+
+    A missing field means "unchanged". Empty text is refused unless the item is discarded, where the
+    original is kept (a discard needs no revision).
+    """
+    value = body.get(key, original)
+    if not isinstance(value, str):
+        raise _error(web.HTTPBadRequest, f"field {key!r} must be a string (the {key} as reviewed)")
+    if not value.strip():
+        if label == "discard":
+            return original, False
+        raise _error(web.HTTPBadRequest, f"field {key!r} is empty; expected the {key} text (or label 'discard')")
+    if value.strip() == original.strip():
+        return original, False
+    return value.strip(), True

@@ -1,0 +1,238 @@
+"""The local review web page and its small JSON API (aiohttp), over one ReviewStore.
+
+Routes: `GET /` (the page), `GET /review.js`, `GET /review.css`, `GET /api/next?annotator=`,
+`POST /api/judgement` (JSON: uid, annotator, label, premise, hypothesis), `GET /api/progress?annotator=`.
+
+Safety rules, because the page writes to research data and may be reachable by others:
+- it binds 127.0.0.1 by default; any other host needs a token (it refuses to start without one),
+  and with a token every request must carry it (`X-Review-Token` header or `?token=`), else 401;
+- it serves only its own three files and the store it was started with: there is no generic file
+  route, unknown query parameters are refused, and anything that looks like a file path or tries to
+  choose a file (`path=`, `file=`, `..`, `/abs`, `C:\\`) is refused with 400;
+- on 127.0.0.1 without a token, a request whose Host header is not a local name is refused
+  (a web page elsewhere cannot reach the API by DNS rebinding).
+
+    with ReviewServer(tmp / "review.sqlite", items=records) as srv:
+        urllib.request.urlopen(srv.url)
+    python -m nliforge.review.server --store review.sqlite --items filtered.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hmac
+import json
+import os
+import re
+import signal
+import threading
+from importlib import resources
+from pathlib import Path
+from urllib.parse import quote, unquote
+
+from aiohttp import web
+
+from nliforge.data.errors import NLIDataError
+from nliforge.review.api import ReviewAPI
+from nliforge.review.store import ReviewStore
+
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+TOKEN_ENV = "NLIFORGE_REVIEW_TOKEN"
+PATH_KEYS = frozenset({"path", "file", "filename", "filepath", "dir", "directory", "folder", "store", "db",
+                       "database", "items", "root", "static", "template"})
+_PATHLIKE = re.compile(r"\.\.|^[/\\~]|\\|/|^[A-Za-z]:|^file:|\x00", re.IGNORECASE)
+__all__ = ["LOCAL_HOSTS", "ReviewServer", "TOKEN_ENV", "check_bind", "make_app", "serve"]
+
+
+def check_bind(host: str, token: str | None) -> None:
+    """Refuse to serve beyond this machine without a token (anyone reaching it could edit the store)."""
+    if host not in LOCAL_HOSTS and not token:
+        raise ValueError(f"refusing to serve the review page on {host!r} without a token: anyone who can reach "
+                         f"it could read and change the review store. Set {TOKEN_ENV} (or pass token=...) or "
+                         "bind 127.0.0.1")
+
+
+def looks_like_path(value: str) -> bool:
+    """True for values that name or climb to a file: `..`, slashes, `~`, drive letters, `file:`."""
+    return bool(_PATHLIKE.search(unquote(value)))
+
+
+def _guard(host: str, token: str | None):
+    """Middleware: token, Host header, path-like URL and query parameters, before any handler runs."""
+    local = host in LOCAL_HOSTS
+
+    @web.middleware
+    async def guard(request: web.Request, handler):
+        if token is not None:
+            given = request.headers.get("X-Review-Token") or request.query.get("token") or ""
+            if not hmac.compare_digest(given.encode(), token.encode()):
+                raise _json_error(401, "missing or wrong review token; send it as the X-Review-Token header "
+                                       "or ?token=")
+        elif local and (request.url.host or "").strip("[]") not in LOCAL_HOSTS:
+            raise _json_error(400, f"unexpected Host {request.host!r}; this server answers only to "
+                                   f"{', '.join(LOCAL_HOSTS)}")
+        raw_path = unquote(unquote(request.raw_path.split("?", 1)[0]))
+        if ".." in raw_path or "\\" in raw_path or "//" in raw_path:
+            raise _json_error(400, "refused: this server serves only its own page and API, not files")
+        for key, value in request.query.items():
+            if key == "token":
+                continue
+            if key.lower() in PATH_KEYS or looks_like_path(key) or looks_like_path(value):
+                raise _json_error(400, f"refused parameter {key!r}: this server serves only its own page and "
+                                       "the store it was started with; it never reads a file named by a request")
+        return await handler(request)
+
+    return guard
+
+
+def _json_error(status: int, message: str) -> web.HTTPException:
+    cls = {400: web.HTTPBadRequest, 401: web.HTTPUnauthorized}[status]
+    return cls(text=json.dumps({"error": message}), content_type="application/json")
+
+
+def _static(name: str) -> bytes:
+    return resources.files("nliforge.review").joinpath("static", name).read_bytes()
+
+
+def make_app(store: ReviewStore, host: str = "127.0.0.1", token: str | None = None) -> web.Application:
+    """The aiohttp application: the guard middleware, the page's files and the API over `store`."""
+    check_bind(host, token)
+    app = web.Application(middlewares=[_guard(host, token)], client_max_size=1024 * 1024)
+    headers = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff",
+               "Content-Security-Policy": "default-src 'self'; connect-src 'self'"}
+    for route, name, ctype in (("/", "review.html", "text/html"), ("/review.js", "review.js", "text/javascript"),
+                               ("/review.css", "review.css", "text/css")):
+        body = _static(name)
+        if token is not None and name == "review.html":   # the page's own files must carry the token too
+            for ref in (b'src="review.js', b'href="review.css'):
+                body = body.replace(ref, ref + b"?token=" + quote(token, safe="").encode())
+        app.router.add_get(route, lambda _r, b=body, c=ctype: web.Response(body=b, content_type=c, charset="utf-8",
+                                                                            headers=headers))
+    api = ReviewAPI(store)
+    app.router.add_get("/api/next", api.next)
+    app.router.add_get("/api/progress", api.progress)
+    app.router.add_post("/api/judgement", api.judgement)
+    return app
+
+
+def _open_store(store_path, items, claim_ttl_s: float | None) -> ReviewStore:
+    store = ReviewStore(store_path) if claim_ttl_s is None else ReviewStore(store_path, claim_ttl_s=claim_ttl_s)
+    if items is not None:
+        if isinstance(items, (str, os.PathLike)):
+            from nliforge.data.jsonl import read_jsonl
+
+            items = read_jsonl(items)
+        store.add_items(items)
+    return store
+
+
+def serve(store_path: str | os.PathLike, items_path: str | os.PathLike | None = None, host: str = "127.0.0.1",
+          port: int = 8765, token: str | None = None) -> None:
+    """Serve the review page until Ctrl+C / SIGTERM; `items_path` (JSONL records) is added to the store first."""
+    check_bind(host, token)
+    store = _open_store(store_path, items_path, None)
+    try:
+        asyncio.run(_serve_forever(make_app(store, host, token), host, port, token))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        store.close()
+
+
+async def _serve_forever(app: web.Application, host: str, port: int, token: str | None) -> None:
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+    await runner.setup()
+    await web.TCPSite(runner, host, port).start()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+    shown = f"[{host}]" if ":" in host else host
+    suffix = "?token=<your token>" if token else ""
+    print(f"review page: http://{shown}:{runner.addresses[0][1]}/{suffix}  (Ctrl+C stops)", flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+
+
+class ReviewServer:
+    """The review server on a background thread (for tests); `port=0` picks a free port, see `.url`."""
+
+    def __init__(self, store: str | os.PathLike | ReviewStore, items=None, host: str = "127.0.0.1", port: int = 0,
+                 token: str | None = None, claim_ttl_s: float | None = None):
+        check_bind(host, token)
+        self._own_store = not isinstance(store, ReviewStore)
+        self.store = _open_store(store, items, claim_ttl_s) if self._own_store else store
+        if not self._own_store and items is not None:
+            self.store.add_items(items)
+        self.host, self.port, self.token = host, port, token
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/"
+
+    def start(self) -> ReviewServer:
+        """Set up and run the server entirely on its own thread and loop, so a caller that already
+        runs an event loop (Playwright's sync API does) can start it too."""
+        ready, failure = threading.Event(), []
+        self._thread = threading.Thread(target=self._run, args=(ready, failure), name="review-server", daemon=True)
+        self._thread.start()
+        ready.wait(timeout=30)
+        if failure or not ready.is_set():
+            self._thread.join(timeout=5)
+            raise RuntimeError(f"the review server did not start on {self.host}:{self.port}: "
+                               f"{failure[0] if failure else 'timed out'}")
+        return self
+
+    def _run(self, ready: threading.Event, failure: list) -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            runner = web.AppRunner(make_app(self.store, self.host, self.token), access_log=None, shutdown_timeout=1.0)
+            loop.run_until_complete(runner.setup())
+            loop.run_until_complete(web.TCPSite(runner, self.host, self.port).start())
+        except Exception as err:  # noqa: BLE001 - handed to start(), which raises it
+            failure.append(err)
+            loop.close()
+            ready.set()
+            return
+        self.port, self._loop, self._runner = runner.addresses[0][1], loop, runner
+        ready.set()
+        loop.run_forever()
+        loop.run_until_complete(runner.cleanup())
+        loop.close()
+
+    def stop(self) -> None:
+        if self._loop is None:
+            return
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop = None
+        if self._own_store:
+            self.store.close()
+
+    def __enter__(self) -> ReviewServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description="Serve the local review page over a review store (SQLite).")
+    ap.add_argument("--store", required=True, help="the review store (created if missing)")
+    ap.add_argument("--items", default=None, help="JSONL records to add to the store before serving")
+    ap.add_argument("--host", default="127.0.0.1", help=f"other than 127.0.0.1 needs {TOKEN_ENV} set")
+    ap.add_argument("--port", type=int, default=8765)
+    args = ap.parse_args(argv)
+    try:
+        serve(Path(args.store), args.items, args.host, args.port, os.environ.get(TOKEN_ENV) or None)
+    except (ValueError, NLIDataError) as err:
+        raise SystemExit(f"error: {err}") from None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+"""The review page in a real headless browser (Debian chromium driven by Playwright).
+
+Skipped, with the reason, where /usr/bin/chromium or the playwright package is missing; CI
+installs both (.ci/run) and sets NLIFORGE_REQUIRE_BROWSER=1, so there they run or fail.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections import defaultdict
+
+import pytest
+
+from nliforge.data.records import Record
+from nliforge.review.server import ReviewServer
+from nliforge.review.types import Judgement
+
+CHROMIUM = os.environ.get("NLIFORGE_CHROMIUM", "/usr/bin/chromium")
+try:
+    from playwright.sync_api import sync_playwright
+except ImportError:  # pragma: no cover - depends on the machine
+    sync_playwright = None
+
+pytestmark = pytest.mark.browser
+if sync_playwright is None:
+    MISSING = "the playwright Python package is not installed (pip install playwright; never `playwright install`)"
+elif not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
+    MISSING = f"no chromium at {CHROMIUM} (apt-get install chromium)"
+else:
+    MISSING = None
+ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+ITEMS = [Record(f"u{i}", f"Premise number {i} about the harbour.", f"Hypothesis {i}.", None) for i in range(6)]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium, headless. Skipped where missing; CI sets NLIFORGE_REQUIRE_BROWSER=1 so
+    that there a missing browser fails instead of silently skipping."""
+    if MISSING is not None:
+        if os.environ.get("NLIFORGE_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"browser tests required but {MISSING}", pytrace=False)
+        pytest.skip(MISSING)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def _loads(page) -> int:
+    return int(page.get_attribute("body", "data-loads"))
+
+
+def _press(page, key: str) -> None:
+    """Press a key that should label the item, then wait until the next item (or 'done') is shown."""
+    before = _loads(page)
+    page.keyboard.press(key)
+    # Attribute selectors, not wait_for_function: the page's CSP (rightly) forbids eval.
+    page.wait_for_selector(f'body:not([data-loads="{before}"])', state="attached", timeout=5000)
+
+
+def _click_and_wait(page, selector: str) -> None:
+    before = _loads(page)
+    page.click(selector)
+    page.wait_for_selector(f'body:not([data-loads="{before}"])', state="attached", timeout=5000)
+
+
+def _open(context, url: str, who: str | None):
+    page = context.new_page()
+    page.js_errors = []
+    page.on("pageerror", lambda err: page.js_errors.append(str(err)))
+    page.goto(url)
+    if who is not None:
+        page.fill("#annotator", who)
+        page.press("#annotator", "Enter")
+    page.wait_for_selector('body[data-state="ready"], body[data-state="done"]', state="attached", timeout=5000)
+    return page
+
+
+def test_label_by_keyboard_revise_and_reload(browser, tmp_path):
+    with ReviewServer(tmp_path / "review.sqlite", items=ITEMS) as srv:
+        context = browser.new_context()
+        page = _open(context, srv.url, "alice")
+        assert page.get_attribute("#item", "data-uid") == "u0"
+        assert page.input_value("#premise") == ITEMS[0].premise
+        _press(page, "1")                                    # u0: entailment by digit
+        _press(page, "n")                                    # u1: neutral by letter
+        assert page.get_attribute("#item", "data-uid") == "u2"
+        page.fill("#hypothesis", "Hypothesis two, made clearer.")
+        page.keyboard.type(" 4 d")                           # inside a text box these are just text
+        assert page.get_attribute("#item", "data-uid") == "u2"
+        assert page.is_visible("#revised-note")
+        _press(page, "Alt+3")                                # u2: revised, contradiction from the box
+        page.click("#premise")
+        page.keyboard.press("End")
+        page.keyboard.type(" Really.")
+        page.keyboard.press("Escape")                        # leave the box, then a plain key labels
+        _press(page, "e")                                    # u3: revised premise, entailment
+        assert "4 done" in page.inner_text("#progress")
+
+        page.reload()
+        page.wait_for_selector('body[data-state="ready"]', state="attached", timeout=5000)
+        assert page.input_value("#annotator") == "alice"     # remembered in localStorage
+        assert page.inner_text("#progress").startswith("4 done · 0/6 fully reviewed")
+        assert page.get_attribute("#item", "data-uid") == "u4"
+        got = {j.uid: j for j in srv.store.judgements()}
+        assert {uid: (j.label, j.revised) for uid, j in got.items()} == {
+            "u0": ("entailment", False), "u1": ("neutral", False),
+            "u2": ("contradiction", True), "u3": ("entailment", True)}
+        assert got["u2"].hypothesis == "Hypothesis two, made clearer. 4 d"
+        assert got["u3"].premise == ITEMS[3].premise + " Really."
+        assert got["u2"].premise == ITEMS[2].premise
+        assert page.js_errors == []
+        context.close()
+
+
+def test_annotators_working_at_once_give_every_item_exactly_two(browser, tmp_path):
+    """Three reviewers in separate browser contexts, interleaved key by key, until each sees 'done'.
+
+    Three (not two) so that the cap matters: someone must be turned away from each item.
+    """
+    with ReviewServer(tmp_path / "review.sqlite", items=ITEMS) as srv:
+        contexts = {who: browser.new_context() for who in ("alice", "bob", "carol")}
+        pages = {who: _open(ctx, srv.url, who) for who, ctx in contexts.items()}
+        pressed = defaultdict(list)
+        for _round in range(len(ITEMS) * 2):
+            active = [w for w, p in pages.items() if p.get_attribute("body", "data-state") == "ready"]
+            if not active:
+                break
+            for who in active:
+                pressed[who].append(pages[who].get_attribute("#item", "data-uid"))
+                _press(pages[who], "123"[len(pressed[who]) % 3])
+        assert all(p.get_attribute("body", "data-state") == "done" for p in pages.values())
+        assert all(p.is_visible("#done") for p in pages.values())
+        per_item = defaultdict(list)
+        for j in srv.store.judgements():
+            per_item[j.uid].append(j.annotator)
+        assert {uid: sorted(set(w)) == sorted(w) and len(w) for uid, w in per_item.items()} == \
+            {r.uid: 2 for r in ITEMS}
+        for who, uids in pressed.items():                    # nothing lost: every key press was stored
+            assert sorted(uids) == sorted(j.uid for j in srv.store.judgements() if j.annotator == who)
+            _click_and_wait(pages[who], "#again")              # a reviewer who finished early sees the end
+            assert pages[who].inner_text("#progress").startswith(f"{len(uids)} done · 6/6 fully reviewed")
+        for ctx in contexts.values():
+            ctx.close()
+
+
+def test_an_item_taken_over_while_open_is_refused_and_the_page_moves_on(browser, tmp_path):
+    with ReviewServer(tmp_path / "review.sqlite", items=ITEMS, claim_ttl_s=0.3) as srv:
+        context = browser.new_context()
+        page = _open(context, srv.url, "alice")
+        assert page.get_attribute("#item", "data-uid") == "u0"
+        time.sleep(0.4)                                      # alice's claim lapses; two others finish u0
+        for who in ("bob", "carol"):
+            assert srv.store.next_item(who).uid == "u0"
+            srv.store.save(Judgement("u0", who, "neutral", ITEMS[0].premise, ITEMS[0].hypothesis))
+        _press(page, "2")
+        assert "Not saved" in page.inner_text("#status") and "already has 2" in page.inner_text("#status")
+        assert page.get_attribute("#item", "data-uid") == "u1"
+        assert sorted(j.annotator for j in srv.store.judgements("u0")) == ["bob", "carol"]
+        assert page.js_errors == []
+        context.close()
