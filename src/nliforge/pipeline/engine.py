@@ -8,7 +8,6 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
@@ -65,7 +64,7 @@ def stage(name: str, inputs: Sequence[str] = ()) -> Callable:
 
 
 def _load_stage_modules() -> None:
-    from nliforge.pipeline import shared_stages, wanli  # noqa: F401  (registration on import)
+    from nliforge.pipeline import longtext, shared_stages, wanli  # noqa: F401  (registration on import)
 
 
 def check_stage_list(names: Sequence[str]) -> list[Stage]:
@@ -96,12 +95,10 @@ def run_stages(cfg: DictConfig, folder: RunFolder) -> dict:
 
 def summary_table(manifest: Mapping) -> str:
     """A small text table of every stage's counts and drop reasons (printed at the end of a run)."""
-    lines = [f"{'stage':<12}{'in':>8}{'out':>8}  drops"]
+    width = max([len(n) for n in manifest.get("stages", {})] + [10]) + 2
+    lines = [f"{'stage':<{width}}{'in':>8}{'out':>8}  drops"]
     for name, entry in manifest.get("stages", {}).items():
         drops = ", ".join(f"{k}={v}" for k, v in entry.get("drops", {}).items()) or "-"
-        lines.append(f"{name:<12}{entry.get('count_in', 0):>8}{entry.get('count_out', 0):>8}  {drops}")
+        lines.append(f"{name:<{width}}{entry.get('count_in', 0):>8}{entry.get('count_out', 0):>8}  {drops}")
     return "\n".join(lines)
 
-
-def stage_path(folder: RunFolder, rel: str) -> Path:
-    return folder.root / rel

@@ -14,6 +14,7 @@ naming the key, so two configs never mix in one dataset.
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import platform
@@ -30,17 +31,30 @@ from nliforge.data.errors import NLIDataError
 from nliforge.data.jsonl import atomic_write_text
 
 # Keys that change how a run goes, not what it produces: they may differ between starts.
+# `*` matches one key or list index (pipeline.generators is a list of generator nodes).
 VOLATILE_KEYS = ("paths", "hydra", "task_name", "logger", "generator.runner", "pipeline.stages",
-                 "trainer.enable_progress_bar", "pipeline.progress")
+                 "trainer.enable_progress_bar", "pipeline.progress", "pipeline.generators.*.runner",
+                 "pipeline.rubric.judge.runner")
 PACKAGES = ("nliforge", "torch", "transformers", "openai", "lightning")
+
+
+def _volatile(path: str) -> bool:
+    parts = path.split(".")
+    for pattern in VOLATILE_KEYS:
+        pat = pattern.split(".")
+        if len(parts) >= len(pat) and all(fnmatch.fnmatchcase(a, b) for a, b in zip(parts, pat)):
+            return True
+    return False
 
 
 def first_difference(old: Any, new: Any, prefix: str = "") -> str | None:
     """Dotted key of the first difference between two plain configs (None when equal)."""
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        old, new = dict(enumerate(old)), dict(enumerate(new))
     if isinstance(old, Mapping) and isinstance(new, Mapping):
         for key in sorted(set(old) | set(new), key=str):
             path = f"{prefix}.{key}" if prefix else str(key)
-            if any(path == v or path.startswith(v + ".") for v in VOLATILE_KEYS):
+            if _volatile(path):
                 continue
             if key not in old or key not in new:
                 return path

@@ -3,7 +3,6 @@ lives in the run folder: `<run>/review/review.sqlite` (judgements) and the files
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from pathlib import Path
@@ -11,7 +10,7 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from nliforge.data.errors import NLIDataError
-from nliforge.data.jsonl import atomic_write_text, read_jsonl, write_jsonl
+from nliforge.data.jsonl import atomic_write_text, read_jsonl
 from nliforge.data.records import Record
 
 log = logging.getLogger("nliforge.review")
