@@ -24,7 +24,7 @@ FINAL = "dataset.jsonl"
 def generate(cfg: DictConfig) -> dict:
     """Run (or resume) the pipeline; write <run>/dataset.jsonl from the last stage; return the manifest."""
     check_stage_list(list(cfg.pipeline.stages))          # fail before the folder gets any file
-    for noisy in ("httpx", "openai"):                    # one INFO line per HTTP request otherwise
+    for noisy in ("httpx", "httpx2", "openai"):          # one INFO line per HTTP request otherwise
         logging.getLogger(noisy).setLevel(logging.WARNING)
     folder = RunFolder(cfg.paths.output_dir)
     folder.bind_config(cfg)
