@@ -14,8 +14,9 @@ from collections import defaultdict
 import pytest
 
 from nliforge.data.records import Record
+from nliforge.review.rubric import rubric_table
 from nliforge.review.server import ReviewServer
-from nliforge.review.types import Judgement
+from nliforge.review.types import RUBRIC_CRITERIA, Judgement
 
 CHROMIUM = os.environ.get("NLIFORGE_CHROMIUM", "/usr/bin/chromium")
 try:
@@ -160,4 +161,50 @@ def test_an_item_taken_over_while_open_is_refused_and_the_page_moves_on(browser,
         assert page.get_attribute("#item", "data-uid") == "u1"
         assert sorted(j.annotator for j in srv.store.judgements("u0")) == ["bob", "carol"]
         assert page.js_errors == []
+        context.close()
+
+
+def test_rubric_mode_sliders_are_saved_with_a_keyboard_label(browser, tmp_path):
+    """Rubric mode: set some sliders, label by key; unset sliders send their default 5 and every
+    new item starts again from 5. The stored scores feed rubric_table like any other judgement."""
+    items = [Record(f"r{i}", f"A long paragraph {i} about the vote.", f"Hypothesis {i}.", None,
+                    meta={"model": "m1"}) for i in range(2)]
+    with ReviewServer(tmp_path / "review.sqlite", items=items, rubric=True) as srv:
+        context = browser.new_context()
+        page = _open(context, srv.url, "alice")
+        assert page.is_visible("#rubric")
+        assert page.locator("#rubric input[type=range]").count() == len(RUBRIC_CRITERIA)
+        assert "Referential clarity" in page.inner_text("#rubric")
+        page.locator("#rubric-accuracy").fill("9")
+        page.locator("#rubric-focus").fill("2")
+        assert page.inner_text("#rubric-accuracy-value") == "9"
+        assert page.evaluate("document.activeElement.id") == "rubric-focus"
+        _press(page, "1")                                    # a focused slider does not block the keys
+        assert page.get_attribute("#item", "data-uid") == "r1"
+        assert page.input_value("#rubric-accuracy") == "5"   # reset for the new item
+        page.locator("#rubric-accuracy").fill("7")
+        page.locator("#rubric-readability").fill("10")
+        page.keyboard.press("Escape")
+        _press(page, "n")
+        assert page.get_attribute("body", "data-state") == "done"
+        got = {j.uid: j for j in srv.store.judgements()}
+        first = {**{c: 5 for c in RUBRIC_CRITERIA}, "accuracy": 9, "focus": 2}
+        second = {**{c: 5 for c in RUBRIC_CRITERIA}, "accuracy": 7, "readability": 10}
+        assert (got["r0"].label, got["r0"].rubric) == ("entailment", first)
+        assert (got["r1"].label, got["r1"].rubric) == ("neutral", second)
+        table = rubric_table(items, srv.store.judgements())
+        assert table.loc["m1", "n"] == 2 and table.loc["m1", "unscored"] == 0
+        assert {c: table.loc["m1", f"{c}_mean"] for c in RUBRIC_CRITERIA} == {
+            c: (first[c] + second[c]) / 2 for c in RUBRIC_CRITERIA}
+        assert page.js_errors == []
+        context.close()
+
+
+def test_without_rubric_mode_no_sliders_are_shown(browser, tmp_path):
+    with ReviewServer(tmp_path / "review.sqlite", items=ITEMS[:1]) as srv:
+        context = browser.new_context()
+        page = _open(context, srv.url, "alice")
+        assert not page.is_visible("#rubric") and page.locator("#rubric input").count() == 0
+        _press(page, "2")
+        assert [j.rubric for j in srv.store.judgements()] == [None]
         context.close()

@@ -16,6 +16,7 @@ import pytest
 
 from nliforge.data.records import Record
 from nliforge.review.server import ReviewServer, check_bind, serve
+from nliforge.review.types import RUBRIC_CRITERIA
 
 ITEMS = [Record(f"u{i}", f"Premise {i} is here.", f"Hypothesis {i}.", None) for i in range(3)]
 
@@ -135,6 +136,56 @@ def test_bad_judgements_are_refused_with_a_clear_reason(server, body, status, ne
     got, text = _request(server.url + "api/judgement", body)
     assert got == status and needle in json.loads(text)["error"]
     assert server.store.judgements() == []
+
+
+FULL_RUBRIC = {c: 5 for c in RUBRIC_CRITERIA}
+
+
+def _judged(rubric, **extra) -> dict:
+    return {"uid": "u0", "annotator": "alice", "label": "neutral", "rubric": rubric, **extra}
+
+
+def test_rubric_is_refused_when_rubric_mode_is_off(server):
+    assert json.loads(_request(server.url + "api/config")[1]) == {"rubric": None}
+    got, text = _request(server.url + "api/judgement", _judged(FULL_RUBRIC))
+    assert got == 400 and "not in rubric mode" in json.loads(text)["error"]
+    assert server.store.judgements() == []
+
+
+@pytest.fixture
+def rubric_server(tmp_path):
+    with ReviewServer(tmp_path / "rubric.sqlite", items=ITEMS, rubric=True) as srv:
+        yield srv
+
+
+@pytest.mark.parametrize("rubric, needle", [
+    (None, "'rubric' is required in rubric mode"),
+    ([5] * 8, "'rubric' is required in rubric mode"),
+    ({c: 5 for c in RUBRIC_CRITERIA if c != "focus"}, "criterion 'focus' is missing"),
+    ({**FULL_RUBRIC, "accuracy": 11}, "criterion 'accuracy' has score 11"),
+    ({**FULL_RUBRIC, "readability": 0}, "criterion 'readability' has score 0"),
+    ({**FULL_RUBRIC, "conciseness": 4.5}, "criterion 'conciseness' has score 4.5"),
+    ({**FULL_RUBRIC, "coherence_structure": "7"}, "criterion 'coherence_structure' has score '7'"),
+    ({**FULL_RUBRIC, "non_redundancy": True}, "criterion 'non_redundancy' has score True"),
+    ({**FULL_RUBRIC, "fluency": 5}, "unknown criterion 'fluency'"),
+])
+def test_rubric_mode_validates_every_criterion(rubric_server, rubric, needle):
+    body = _judged(rubric) if rubric is not None else {"uid": "u0", "annotator": "alice", "label": "neutral"}
+    got, text = _request(rubric_server.url + "api/judgement", body)
+    assert got == 400 and needle in json.loads(text)["error"]
+    assert rubric_server.store.judgements() == []
+
+
+def test_rubric_mode_stores_the_scores(rubric_server):
+    status, config = _request(rubric_server.url + "api/config")
+    shown = json.loads(config)["rubric"]
+    assert status == 200 and [c["name"] for c in shown] == list(RUBRIC_CRITERIA)
+    assert all(c["title"] and c["description"] for c in shown)
+    scores = {c: i + 1 for i, c in enumerate(RUBRIC_CRITERIA)}
+    status, _ = _request(rubric_server.url + "api/judgement", _judged(scores))
+    assert status == 200
+    [saved] = rubric_server.store.judgements()
+    assert saved.rubric == scores and saved.source == "page"
 
 
 def test_the_server_decides_revised_from_the_items_own_texts(server):

@@ -43,7 +43,8 @@ def serve_action(cfg: DictConfig) -> dict:
     records = load_items(cfg)
     open_store(cfg, records).close()
     token = os.environ.get(cfg.serve.token_env) if cfg.serve.get("token_env") else None
-    serve(review_dir(cfg) / "review.sqlite", host=str(cfg.serve.host), port=int(cfg.serve.port), token=token)
+    serve(review_dir(cfg) / "review.sqlite", host=str(cfg.serve.host), port=int(cfg.serve.port), token=token,
+          rubric=bool(cfg.serve.get("rubric", False)))
     return {}
 
 

@@ -1,5 +1,9 @@
 """The review page's JSON API handlers: hand out the next item, take a judgement, report progress.
 
+In rubric mode (`ReviewAPI(store, rubric=True)`, for long texts) every judgement must also carry
+`rubric: {criterion: score}` with all of RUBRIC_CRITERIA scored as integers 1-10; outside it a
+rubric is refused. `GET /api/config` tells the page which mode it is in and the criteria to show.
+
 Store calls are blocking SQLite transactions, so they run on worker threads (`asyncio.to_thread`);
 the store keeps one connection per thread. Every answer is JSON; errors are `{"error": message}`.
 """
@@ -14,19 +18,41 @@ from aiohttp import web
 
 from nliforge.data.errors import NLIDataError
 from nliforge.review.store import ItemFullError, ReviewStore
-from nliforge.review.types import REVIEW_LABELS, Judgement
+from nliforge.review.types import REVIEW_LABELS, RUBRIC_CRITERIA, Judgement
 
 ANNOTATOR_RE = re.compile(r"^[\w@+-](?:[\w.@+-]{0,62}[\w@+-])?$")
-BODY_FIELDS = ("uid", "annotator", "label", "premise", "hypothesis")
+BODY_FIELDS = ("uid", "annotator", "label", "premise", "hypothesis", "rubric")
 QUERY_FIELDS = ("annotator", "token")
-__all__ = ["ANNOTATOR_RE", "BODY_FIELDS", "ReviewAPI"]
+# What the page shows beside each slider: (title, one-line description), in this project's own words.
+RUBRIC_HELP = {
+    "content_coverage": ("Content coverage", "Takes up the main points of the source it was asked to build on."),
+    "accuracy": ("Accuracy", "States nothing false or unsupported about the source or the world."),
+    "conciseness": ("Conciseness", "Says what it needs to without padding or detours."),
+    "coherence_structure": ("Coherence and structure", "Ideas follow in a sensible order and hang together."),
+    "readability": ("Readability", "Easy to read: clear sentences, grammatical, natural wording."),
+    "non_redundancy": ("Non-redundancy", "Does not repeat the same point or phrase."),
+    "referential_clarity": ("Referential clarity", "Every pronoun and reference has an obvious referent."),
+    "focus": ("Focus", "Stays on the topic it was given instead of drifting."),
+}
+assert tuple(RUBRIC_HELP) == RUBRIC_CRITERIA
+__all__ = ["ANNOTATOR_RE", "BODY_FIELDS", "RUBRIC_HELP", "ReviewAPI"]
 
 
 class ReviewAPI:
     """aiohttp handlers over one ReviewStore (the only data this server can reach)."""
 
-    def __init__(self, store: ReviewStore):
+    def __init__(self, store: ReviewStore, rubric: bool = False):
         self.store = store
+        self.rubric = bool(rubric)
+
+    async def config(self, request: web.Request) -> web.Response:
+        """`{"rubric": [{name, title, description}, ...] | null}`: null unless rubric mode is on."""
+        _query(request)
+        criteria = None
+        if self.rubric:
+            criteria = [{"name": c, "title": RUBRIC_HELP[c][0], "description": RUBRIC_HELP[c][1]}
+                        for c in RUBRIC_CRITERIA]
+        return web.json_response({"rubric": criteria})
 
     async def next(self, request: web.Request) -> web.Response:
         """`{"item": {uid, premise, hypothesis} | null, "progress": {...}}`; the item is claimed for them."""
@@ -54,10 +80,11 @@ class ReviewAPI:
         item = await asyncio.to_thread(self.store.item, uid)
         if item is None:
             raise _error(web.HTTPNotFound, f"no item with uid {uid!r} in this review store")
+        rubric = _rubric(body.get("rubric"), self.rubric)
         premise, p_rev = _text(body, "premise", item.premise, label)
         hypothesis, h_rev = _text(body, "hypothesis", item.hypothesis, label)
         judgement = Judgement(uid=uid, annotator=who, label=label, premise=premise, hypothesis=hypothesis,
-                              revised=p_rev or h_rev, source="page")
+                              revised=p_rev or h_rev, source="page", rubric=rubric)
         try:
             saved = await asyncio.to_thread(self.store.save, judgement)
         except ItemFullError as err:
@@ -104,6 +131,31 @@ def _annotator(value) -> str:
         raise _error(web.HTTPBadRequest, f"annotator {value!r}: expected 1-64 letters, digits or _ . @ + - "
                                          "(no slashes, no '..')")
     return value
+
+
+def _rubric(value, required: bool) -> dict[str, int] | None:
+    """The submitted rubric scores: all RUBRIC_CRITERIA as integers 1-10 in rubric mode, none otherwise."""
+    if not required:
+        if value is not None:
+            raise _error(web.HTTPBadRequest, "field 'rubric' is refused: this server is not in rubric mode "
+                                             "(start it with rubric=True to score long texts)")
+        return None
+    if not isinstance(value, dict):
+        raise _error(web.HTTPBadRequest, "field 'rubric' is required in rubric mode: an object mapping each of "
+                                         f"{', '.join(RUBRIC_CRITERIA)} to an integer 1-10")
+    unknown = sorted(set(value) - set(RUBRIC_CRITERIA))
+    if unknown:
+        raise _error(web.HTTPBadRequest, f"rubric: unknown criterion {unknown[0]!r}; expected "
+                                         f"{', '.join(RUBRIC_CRITERIA)}")
+    for criterion in RUBRIC_CRITERIA:
+        if criterion not in value:
+            raise _error(web.HTTPBadRequest, f"rubric: criterion {criterion!r} is missing; every criterion "
+                                             "needs a score 1-10")
+        score = value[criterion]
+        if isinstance(score, bool) or not isinstance(score, int) or not 1 <= score <= 10:
+            raise _error(web.HTTPBadRequest, f"rubric: criterion {criterion!r} has score {score!r}; expected "
+                                             "an integer 1-10")
+    return {c: value[c] for c in RUBRIC_CRITERIA}
 
 
 def _text(body: dict, key: str, original: str, label: str) -> tuple[str, bool]:

@@ -1,7 +1,9 @@
 """The local review web page and its small JSON API (aiohttp), over one ReviewStore.
 
 Routes: `GET /` (the page), `GET /review.js`, `GET /review.css`, `GET /api/next?annotator=`,
-`POST /api/judgement` (JSON: uid, annotator, label, premise, hypothesis), `GET /api/progress?annotator=`.
+`POST /api/judgement` (JSON: uid, annotator, label, premise, hypothesis, rubric), `GET /api/progress?annotator=`,
+`GET /api/config` (whether rubric mode is on, and its criteria). Rubric mode (`rubric=True`, for long
+texts) shows one 1-10 slider per RUBRIC_CRITERIA criterion and requires every judgement to score them all.
 
 Safety rules, because the page writes to research data and may be reachable by others:
 - it binds 127.0.0.1 by default; any other host needs a token (it refuses to start without one),
@@ -95,8 +97,10 @@ def _static(name: str) -> bytes:
     return resources.files("nliforge.review").joinpath("static", name).read_bytes()
 
 
-def make_app(store: ReviewStore, host: str = "127.0.0.1", token: str | None = None) -> web.Application:
-    """The aiohttp application: the guard middleware, the page's files and the API over `store`."""
+def make_app(store: ReviewStore, host: str = "127.0.0.1", token: str | None = None,
+             rubric: bool = False) -> web.Application:
+    """The aiohttp application: the guard middleware, the page's files and the API over `store`
+    (in rubric mode when `rubric`)."""
     check_bind(host, token)
     app = web.Application(middlewares=[_guard(host, token)], client_max_size=1024 * 1024)
     headers = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff",
@@ -109,7 +113,8 @@ def make_app(store: ReviewStore, host: str = "127.0.0.1", token: str | None = No
                 body = body.replace(ref, ref + b"?token=" + quote(token, safe="").encode())
         app.router.add_get(route, lambda _r, b=body, c=ctype: web.Response(body=b, content_type=c, charset="utf-8",
                                                                             headers=headers))
-    api = ReviewAPI(store)
+    api = ReviewAPI(store, rubric=rubric)
+    app.router.add_get("/api/config", api.config)
     app.router.add_get("/api/next", api.next)
     app.router.add_get("/api/progress", api.progress)
     app.router.add_post("/api/judgement", api.judgement)
@@ -128,12 +133,13 @@ def _open_store(store_path, items, claim_ttl_s: float | None) -> ReviewStore:
 
 
 def serve(store_path: str | os.PathLike, items_path: str | os.PathLike | None = None, host: str = "127.0.0.1",
-          port: int = 8765, token: str | None = None) -> None:
-    """Serve the review page until Ctrl+C / SIGTERM; `items_path` (JSONL records) is added to the store first."""
+          port: int = 8765, token: str | None = None, rubric: bool = False) -> None:
+    """Serve the review page until Ctrl+C / SIGTERM; `items_path` (JSONL records) is added to the store first.
+    `rubric=True`: every judgement also scores RUBRIC_CRITERIA 1-10 (long-text review)."""
     check_bind(host, token)
     store = _open_store(store_path, items_path, None)
     try:
-        asyncio.run(_serve_forever(make_app(store, host, token), host, port, token))
+        asyncio.run(_serve_forever(make_app(store, host, token, rubric), host, port, token))
     except KeyboardInterrupt:
         pass
     finally:
@@ -160,13 +166,13 @@ class ReviewServer:
     """The review server on a background thread (for tests); `port=0` picks a free port, see `.url`."""
 
     def __init__(self, store: str | os.PathLike | ReviewStore, items=None, host: str = "127.0.0.1", port: int = 0,
-                 token: str | None = None, claim_ttl_s: float | None = None):
+                 token: str | None = None, claim_ttl_s: float | None = None, rubric: bool = False):
         check_bind(host, token)
         self._own_store = not isinstance(store, ReviewStore)
         self.store = _open_store(store, items, claim_ttl_s) if self._own_store else store
         if not self._own_store and items is not None:
             self.store.add_items(items)
-        self.host, self.port, self.token = host, port, token
+        self.host, self.port, self.token, self.rubric = host, port, token, bool(rubric)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
         self._thread = None
@@ -191,7 +197,8 @@ class ReviewServer:
     def _run(self, ready: threading.Event, failure: list) -> None:
         loop = asyncio.new_event_loop()
         try:
-            runner = web.AppRunner(make_app(self.store, self.host, self.token), access_log=None, shutdown_timeout=1.0)
+            app = make_app(self.store, self.host, self.token, self.rubric)
+            runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
             loop.run_until_complete(runner.setup())
             loop.run_until_complete(web.TCPSite(runner, self.host, self.port).start())
         except Exception as err:  # noqa: BLE001 - handed to start(), which raises it
@@ -227,9 +234,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--items", default=None, help="JSONL records to add to the store before serving")
     ap.add_argument("--host", default="127.0.0.1", help=f"other than 127.0.0.1 needs {TOKEN_ENV} set")
     ap.add_argument("--port", type=int, default=8765)
+    ap.add_argument("--rubric", action="store_true", help="also score each item 1-10 on the rubric criteria")
     args = ap.parse_args(argv)
     try:
-        serve(Path(args.store), args.items, args.host, args.port, os.environ.get(TOKEN_ENV) or None)
+        serve(Path(args.store), args.items, args.host, args.port, os.environ.get(TOKEN_ENV) or None,
+              rubric=args.rubric)
     except (ValueError, NLIDataError) as err:
         raise SystemExit(f"error: {err}") from None
 

@@ -2,6 +2,8 @@
 // Keyboard scheme: outside a text box, 1-4 or e/n/c/d label the item. Inside a text box those keys
 // are ordinary text, so a reviewer can revise freely; Alt+1..4 labels from inside the box, and Esc
 // leaves the box (after which 1-4 / e/n/c/d work). No external resources: this file and review.css.
+// Rubric mode (the server's /api/config lists criteria): one 1-10 slider per criterion under the
+// texts, reset to 5 for each item and sent with the label; a focused slider does not block 1-4/e/n/c/d.
 "use strict";
 (() => {
   const LABELS = ["entailment", "neutral", "contradiction", "discard"];
@@ -9,8 +11,12 @@
   const STORAGE_KEY = "nliforge.review.annotator";
   const token = new URLSearchParams(location.search).get("token");
   const $ = (id) => document.getElementById(id);
+  const RUBRIC_DEFAULT = 5;
   let current = null;
   let busy = false;
+  let criteria = null;   // [{name, title, description}] in rubric mode, else null
+  let configReady = null; // the /api/config request: items are shown only once the panel is built
+  let requested = 0;      // loadNext calls so far
 
   async function api(path, options = {}) {
     const headers = Object.assign({ Accept: "application/json" }, options.headers || {});
@@ -55,7 +61,50 @@
     }
   }
 
+  function buildRubric(list) {
+    criteria = list && list.length ? list : null;
+    $("rubric").hidden = !criteria;
+    const rows = $("rubric-rows");
+    rows.textContent = "";
+    for (const c of criteria || []) {
+      const row = document.createElement("div");
+      row.className = "rubric-row";
+      const label = document.createElement("label");
+      label.htmlFor = `rubric-${c.name}`;
+      label.textContent = c.title;
+      const slider = document.createElement("input");
+      Object.assign(slider, { type: "range", id: `rubric-${c.name}`, min: "1", max: "10", step: "1" });
+      slider.dataset.criterion = c.name;
+      const value = document.createElement("output");
+      value.id = `rubric-${c.name}-value`;
+      value.htmlFor = slider.id;
+      slider.addEventListener("input", () => { value.textContent = slider.value; });
+      const desc = document.createElement("p");
+      desc.className = "desc";
+      desc.textContent = c.description;
+      row.append(label, slider, value, desc);
+      rows.append(row);
+    }
+    resetRubric();
+  }
+
+  function resetRubric() {
+    for (const slider of document.querySelectorAll("#rubric-rows input[type=range]")) {
+      slider.value = String(RUBRIC_DEFAULT);
+      $(`${slider.id}-value`).textContent = slider.value;
+    }
+  }
+
+  function rubricScores() {
+    const scores = {};
+    for (const slider of document.querySelectorAll("#rubric-rows input[type=range]")) {
+      scores[slider.dataset.criterion] = Number(slider.value);
+    }
+    return scores;
+  }
+
   function show(item) {
+    if (!current || !item || current.uid !== item.uid) resetRubric();
     current = item;
     $("item").hidden = !item;
     $("done").hidden = !!item;
@@ -70,6 +119,7 @@
   }
 
   async function loadNext() {
+    requested += 1;
     const who = annotator();
     if (!who) {
       current = null;
@@ -80,6 +130,7 @@
       return;
     }
     try {
+      await configReady;
       const data = await api(`/api/next?annotator=${encodeURIComponent(who)}`);
       showProgress(data.progress);
       show(data.item);
@@ -95,12 +146,14 @@
     const item = current;
     const body = { uid: item.uid, annotator: annotator(), label: LABELS[index],
                    premise: $("premise").value, hypothesis: $("hypothesis").value };
+    if (criteria) body.rubric = rubricScores();
     try {
       const data = await api("/api/judgement", { method: "POST", headers: { "Content-Type": "application/json" },
                                                  body: JSON.stringify(body) });
       const how = data.saved.revised ? " (revised)" : "";
       setStatus(`Saved ${item.uid} as ${LABELS[index]}${how}.`);
-      if (document.activeElement && document.activeElement.tagName === "TEXTAREA") document.activeElement.blur();
+      const focused = document.activeElement;
+      if (focused && (focused.tagName === "TEXTAREA" || focused.type === "range")) focused.blur();
       await loadNext();
     } catch (err) {
       setStatus(`Not saved: ${err.message}`, true);
@@ -113,7 +166,9 @@
 
   function onKey(event) {
     const target = event.target;
-    const typing = target && (target.tagName === "TEXTAREA" || target.tagName === "INPUT");
+    // A slider takes no letters or digits, so plain keys still label while one is focused.
+    const typing = target && (target.tagName === "TEXTAREA" ||
+                              (target.tagName === "INPUT" && target.type !== "range"));
     if (event.key === "Escape" && typing) {
       target.blur();
       event.preventDefault();
@@ -132,7 +187,8 @@
     submit(index);
   }
 
-  function start() {
+  async function start() {
+    configReady = api("/api/config").then((data) => buildRubric(data.rubric));
     const box = $("annotator");
     box.value = localStorage.getItem(STORAGE_KEY) || "";
     box.addEventListener("keydown", (e) => { if (e.key === "Enter") box.blur(); });
@@ -148,7 +204,14 @@
     $("reset").addEventListener("click", () => { if (current) show(current); });
     $("again").addEventListener("click", loadNext);
     document.addEventListener("keydown", onKey);
-    loadNext();
+    try {
+      await configReady;
+    } catch (err) {
+      setStatus(`Could not load the page settings: ${err.message}`, true);
+      setState("error");
+      return;
+    }
+    if (!requested) loadNext();   // unless the annotator box already started one
   }
 
   start();
