@@ -22,15 +22,17 @@ FINAL = "dataset.jsonl"
 
 
 def generate(cfg: DictConfig) -> dict:
-    """Run (or resume) the pipeline; write <run>/dataset.jsonl from the last stage; return the manifest."""
-    check_stage_list(list(cfg.pipeline.stages))          # fail before the folder gets any file
+    """Run (or resume) the pipeline; write <run>/dataset.jsonl from the last
+    non-side stage; return the manifest."""
+    stages = check_stage_list(list(cfg.pipeline.stages))  # fail before the folder gets any file
     for noisy in ("httpx", "httpx2", "openai"):          # one INFO line per HTTP request otherwise
         logging.getLogger(noisy).setLevel(logging.WARNING)
     folder = RunFolder(cfg.paths.output_dir)
     folder.bind_config(cfg)
     folder.update_manifest(pipeline=str(cfg.pipeline.name), stage_order=list(cfg.pipeline.stages))
     manifest = run_stages(cfg, folder)
-    last = list(cfg.pipeline.stages)[-1]
+    data_stages = [st.name for st in stages if not st.side] or [stages[-1].name]
+    last = data_stages[-1]                               # side stages (explain) report, they make no dataset
     rows = folder.read_rows(last)
     if rows and {"premise", "hypothesis"} <= set(rows[0]):
         atomic_write_text(Path(folder.root) / FINAL, (_record_line(r) for r in rows))

@@ -50,15 +50,17 @@ class Stage:
     name: str
     inputs: tuple[str, ...]
     run: Callable[[StageContext], StageOutput]
+    side: bool = False   # a report stage (e.g. explain): its rows are not the pipeline's dataset
 
 
 STAGES: dict[str, Stage] = {}
 
 
-def stage(name: str, inputs: Sequence[str] = ()) -> Callable:
-    """Register a stage function under `name`; `inputs` are the stages whose outputs it reads."""
+def stage(name: str, inputs: Sequence[str] = (), side: bool = False) -> Callable:
+    """Register a stage function under `name`; `inputs` are the stages whose outputs it reads. A `side`
+    stage writes a report (files, one row per item); the final dataset comes from the last other stage."""
     def register(fn: Callable[[StageContext], StageOutput]) -> Callable:
-        STAGES[name] = Stage(name, tuple(inputs), fn)
+        STAGES[name] = Stage(name, tuple(inputs), fn, side)
         return fn
     return register
 

@@ -184,3 +184,112 @@ def rubric_stage(ctx: StageContext) -> StageOutput:
     unscored = sum(1 for r in records if not scores.get(r.uid))
     return StageOutput(rows, count_in=len(records), extra={"unscored": unscored, "judge": str(judge.get("model"))})
 
+
+
+def explain_training_records(records: list[Record], train_path: str | None) -> tuple[list[Record], str]:
+    """The explain stage's training set and where its labels come from. Without `train_path`: the
+    validated records with their INTENDED label as the label, an unreviewed stand-in (the prompt's
+    relation, not a checked one); with it: the labeled records of that JSONL (e.g. the reviewed set
+    `nliforge-review aggregate` writes), unlabeled ones left out."""
+    if train_path:
+        from nliforge.data.jsonl import read_jsonl
+
+        return [r for r in read_jsonl(train_path) if r.label in LABELS], str(train_path)
+    return [Record(r.uid, r.premise, r.hypothesis, r.meta["intended_label"], r.source,
+                   {**r.meta, "label_from": "intended_label (unreviewed)"}) for r in records], "intended_label"
+
+
+def explain_examples(records: list[Record], n: int) -> list[Record]:
+    """The first record of each intended label (in label order), then the next ones in order, n in all."""
+    firsts = [next(r for r in records if r.meta.get("intended_label") == lab) for lab in LABELS
+              if any(r.meta.get("intended_label") == lab for r in records)]
+    rest = [r for r in records if r not in firsts]
+    return (firsts + rest)[:max(n, 0)]
+
+
+def explain_train_config(cfg: DictConfig, train_jsonl, out_dir, max_length: int, epochs: int) -> DictConfig:
+    """The classifier's train config: the generate config's model/trainer groups (tiny by default), the
+    explain JSONL as the only training set, no suite, inputs up to `max_length` tokens (a tiny RoBERTa
+    gets max_length + 2 position embeddings), no checkpoints or training dynamics."""
+    from omegaconf import OmegaConf, open_dict
+
+    sub = cfg.copy()
+    with open_dict(sub):
+        sub.paths.output_dir = str(out_dir)
+        sub.data.train_sets = {"explain": {"name": "explain", "loader": "jsonl", "path": str(train_jsonl),
+                                           "num_classes": 3, "limit": None}}
+        sub.data.val_sets = []
+        sub.data.save_train_set = False
+        sub.suite = {"name": "none", "sets": {}, "collapse": "argmax", "skip_missing": True}
+        sub.model.max_length = int(max_length)
+        sub.model.max_epochs = int(epochs)
+        if sub.model.backbone.get("kind") == "tiny":
+            sub.model.backbone.max_position_embeddings = int(max_length) + 2
+        sub.save_model = True
+        sub.ckpt_path = None
+        sub.callbacks = {}
+        sub.logger = {k: v for k, v in (sub.get("logger") or {}).items() if k == "csv"}
+        sub.trainer.enable_progress_bar = False
+        sub.trainer.enable_checkpointing = False
+    return OmegaConf.create(OmegaConf.to_container(sub, resolve=True))
+
+
+def predicted_labels(model_dir, pairs, max_length: int) -> list[dict]:
+    """p(label) in e/n/c order (and the argmax) for each pair, inputs truncated to the model's limit."""
+    import torch
+
+    from nliforge.analysis.attributions import load_classifier, token_limit
+
+    model, tokenizer, perm = load_classifier(model_dir)
+    out = []
+    with torch.inference_mode():
+        for premise, hypothesis in pairs:
+            enc = tokenizer(premise, hypothesis, truncation=True, max_length=token_limit(model, max_length),
+                            return_tensors="pt")
+            probs = model(**enc).logits[:, perm].softmax(-1)[0].tolist()
+            out.append({"predicted_label": LABELS[max(range(3), key=probs.__getitem__)],
+                        "probs": {lab: round(float(p), 4) for lab, p in zip(LABELS, probs)}})
+    return out
+
+
+@stage("explain", inputs=("longtext_validate",), side=True)
+def explain_stage(ctx: StageContext) -> StageOutput:
+    """A small classifier and token attributions (seed 004's last step). Writes <run>/explain/train.jsonl
+    (see explain_training_records: the intended labels unless `train_path` names a reviewed JSONL),
+    trains the generate config's `model` (tiny by default) on it for `epochs` into
+    <run>/explain/classifier, and renders `method` attributions of `examples` records (the first of each
+    intended label) into <run>/explain/attributions/ (attributions.html, one PNG per pair or window).
+    Rows: one per rendered example (uid, labels, prediction, file paths relative to the run folder)."""
+    from nliforge.analysis.attributions import render_attributions
+    from nliforge.data.jsonl import write_jsonl
+    from nliforge.train import train
+
+    s = ctx.settings
+    max_length, long_inputs = int(s.get("max_length", 512)), str(s.get("long_inputs", "truncate"))
+    method = str(s.get("method", "ig"))
+    root = ctx.folder.root
+    records = [record_from_mapping(r, f"stage longtext_validate row {i}")
+               for i, r in enumerate(ctx.rows("longtext_validate"), 1)]
+    train_records, label_source = explain_training_records(records, s.get("train_path"))
+    if len({r.label for r in train_records}) < 2:
+        raise NLIDataError(f"explain: the training set ({label_source}) has {len(train_records)} labeled records "
+                           f"and fewer than 2 labels; the classifier needs more (raise pipeline.statements.limit)")
+    train_jsonl = write_jsonl(train_records, root / "explain" / "train.jsonl")
+    model_dir = root / "explain" / "classifier"
+    train(explain_train_config(ctx.cfg, train_jsonl, model_dir, max_length, int(s.get("epochs", 3))))
+    chosen = explain_examples(records, int(s.get("examples", 3)))
+    pairs = [(r.premise, r.hypothesis) for r in chosen]
+    out_dir = root / "explain" / "attributions"
+    paths = render_attributions(model_dir / "model", pairs, out_dir, method=method, max_length=max_length,
+                                long_inputs=long_inputs, n_steps=int(s.get("n_steps", 32)))
+    html, pngs = paths[0], paths[1:]
+    rows = []
+    for i, (rec, pred) in enumerate(zip(chosen, predicted_labels(model_dir / "model", pairs, max_length)), 1):
+        mine = [p for p in pngs if p.stem == f"attribution_{i}" or p.stem.startswith(f"attribution_{i}_w")]
+        rows.append({"uid": rec.uid, "intended_label": rec.meta.get("intended_label"),
+                     "model": rec.meta.get("model"), **pred, "html": str(html.relative_to(root)),
+                     "pngs": [str(p.relative_to(root)) for p in mine]})
+    return StageOutput(rows, count_in=len(chosen),
+                       extra={"train_size": len(train_records), "labels_from": label_source, "method": method,
+                              "long_inputs": long_inputs, "max_length": max_length,
+                              "classifier": str((model_dir / "model").relative_to(root))})
