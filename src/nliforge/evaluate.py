@@ -11,6 +11,7 @@ import lightning as L
 from omegaconf import DictConfig
 
 from nliforge.data.datamodule import NLIDataModule
+from nliforge.data.errors import NLIDataError
 from nliforge.evaluation.registry import load_suite
 from nliforge.models.backbone import build_backbone
 from nliforge.models.classifier import NLIClassifier
@@ -29,18 +30,30 @@ def _train_id(cfg: DictConfig) -> str:
     return str(cfg.model.backbone.get("name_or_path") or cfg.model.backbone.kind)
 
 
+def _model_input(cfg: DictConfig, model) -> str:
+    """`model.input`, checked against the view the model folder was trained on (if it recorded one):
+    scoring a hypothesis-only model on pairs would give numbers that mean nothing."""
+    view = str(cfg.model.get("input", "pair"))
+    trained = getattr(model.config, "nliforge_input", None)
+    if trained is not None and trained != view:
+        raise NLIDataError(f"model.input={view!r}, but {cfg.model.backbone.get('name_or_path')} was trained with "
+                           f"model.input={trained!r}; pass model.input={trained}")
+    return view
+
+
 def evaluate(cfg: DictConfig) -> dict:
     """Load the model, run the suite on the configured accelerator, write metrics.csv. Returns results."""
     L.seed_everything(int(cfg.seed), workers=True)
     eval_sets = load_suite(cfg)
     out = prepare_output_dir(cfg)
     model, tokenizer, perm = build_backbone(cfg.model.backbone)
+    view = _model_input(cfg, model)
     module = NLIClassifier(model, label_permutation=perm)
     accelerator = cfg.trainer.get("accelerator", "cpu")
     if accelerator in ("gpu", "cuda"):
         module = module.cuda()
     dm = NLIDataModule([], tokenizer, cfg.data.batch_size, cfg.data.eval_batch_size, cfg.data.max_length,
-                       cfg.data.num_workers, int(cfg.seed))
+                       cfg.data.num_workers, int(cfg.seed), input=view)
     train_id = _train_id(cfg)
     loggers = build_loggers(cfg, f"eval-{train_id}", out)
     try:

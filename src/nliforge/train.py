@@ -10,11 +10,12 @@ import hydra
 import lightning as L
 from omegaconf import DictConfig
 
-from nliforge.data.datamodule import NLIDataModule
+from nliforge.data.datamodule import NLIDataModule, check_input
 from nliforge.data.training_set import build_training_set, write_training_manifest
 from nliforge.evaluation.registry import load_suite, pick_val_sets
 from nliforge.models.backbone import build_backbone, save_backbone
 from nliforge.models.classifier import NLIClassifier
+from nliforge.models.poe import PoEClassifier, poe_settings
 from nliforge.utils.cli import CONF_DIR, run_cli
 from nliforge.utils.instantiate import instantiate
 from nliforge.utils.run import build_loggers, close_loggers, evaluate_and_record, prepare_output_dir
@@ -35,6 +36,25 @@ def build_callbacks(cfg: DictConfig) -> list:
     return callbacks
 
 
+def model_input(cfg: DictConfig) -> str:
+    """`model.input` (pair | hypothesis | premise); configs that predate it mean the pair."""
+    return str(cfg.model.get("input", "pair"))
+
+
+def build_module(cfg: DictConfig, model, perm, val_names: list[str], poe: dict | None) -> NLIClassifier:
+    """The LightningModule: PoEClassifier when `model.poe.enabled`, else the plain NLIClassifier.
+
+    The model's config records `model.input`, so the saved folder says which view it was trained on.
+    """
+    model.config.nliforge_input = model_input(cfg)
+    args = (model, instantiate(cfg.model.optimizer, "model.optimizer"), cfg.model.weight_decay,
+            cfg.model.warmup_ratio, perm, val_names)
+    if poe is None:
+        return NLIClassifier(*args)
+    log.info("product of experts: hypothesis-only bias head, beta=%s gamma=%s", poe["beta"], poe["gamma"])
+    return PoEClassifier(*args, **poe)
+
+
 def resolve_ckpt(cfg: DictConfig, out: Path) -> str | None:
     if cfg.get("ckpt_path") == "last":
         last = out / "checkpoints" / "last.ckpt"
@@ -48,6 +68,7 @@ def train(cfg: DictConfig) -> dict:
     ts = build_training_set(cfg)  # all inputs are validated before the run folder gets any file
     eval_sets = load_suite(cfg)
     val_sets = pick_val_sets(cfg, eval_sets)
+    view, poe = check_input(model_input(cfg)), poe_settings(cfg.model)
     out = prepare_output_dir(cfg)
     write_training_manifest(ts, cfg, out)
     log.info("training set %s: %d examples %s", ts.train_id, len(ts.records), ts.sizes)
@@ -56,9 +77,9 @@ def train(cfg: DictConfig) -> dict:
     model, tokenizer, perm = build_backbone(cfg.model.backbone, texts)
     dm = NLIDataModule(ts.records, tokenizer, cfg.data.batch_size, cfg.data.eval_batch_size, cfg.data.max_length,
                        cfg.data.num_workers, int(cfg.seed), val_sets,
-                       group_by_length=cfg.data.get("group_by_length", True))
-    module = NLIClassifier(model, instantiate(cfg.model.optimizer, "model.optimizer"), cfg.model.weight_decay,
-                           cfg.model.warmup_ratio, perm, list(val_sets))
+                       group_by_length=cfg.data.get("group_by_length", True), input=view,
+                       hypothesis_view=poe is not None)
+    module = build_module(cfg, model, perm, list(val_sets), poe)
     loggers = build_loggers(cfg, f"{ts.train_id}-s{cfg.seed}", out)
     trainer = instantiate(cfg.trainer, "trainer", callbacks=build_callbacks(cfg), logger=loggers or False)
     try:

@@ -8,27 +8,55 @@ import lightning as L
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from nliforge.data.errors import NLIDataError
 from nliforge.data.labels import LABEL2ID
 from nliforge.data.records import Record
 from nliforge.data.sampling import LengthGroupedBatchSampler
 
 TOKEN_KEYS = ("input_ids", "attention_mask", "token_type_ids")
+INPUTS = ("pair", "hypothesis", "premise")
+HYP_PREFIX = "hyp_"  # batch keys of the hypothesis-only view: hyp_input_ids, hyp_attention_mask, ...
+
+
+def check_input(value: str) -> str:
+    """Validate a `model.input` setting; the error names the key and the valid choices."""
+    if value not in INPUTS:
+        raise NLIDataError(f"model.input={value!r}; valid: {', '.join(INPUTS)}")
+    return value
+
+
+def input_texts(records: Sequence[Record], input: str) -> tuple[list[str], ...]:
+    """Tokenizer arguments for `model.input`: (premises, hypotheses) for a pair, else one side alone."""
+    if input == "pair":
+        return [r.premise for r in records], [r.hypothesis for r in records]
+    return ([r.hypothesis if input == "hypothesis" else r.premise for r in records],)
 
 
 class EncodedNLI(Dataset):
-    """Records tokenised once; items carry the uid so training dynamics are keyed stably."""
+    """Records tokenised once; items carry the uid so training dynamics are keyed stably.
 
-    def __init__(self, records: Sequence[Record], tokenizer, max_length: int, batch_size: int = 2048):
+    `input` picks what the model sees (`model.input`): the (premise, hypothesis) pair, or one side
+    alone for partial-input baselines. `hypothesis_view` also stores the hypothesis alone under
+    `hyp_*` keys, for a product-of-experts bias head that reads it next to the pair.
+    """
+
+    def __init__(self, records: Sequence[Record], tokenizer, max_length: int, batch_size: int = 2048,
+                 input: str = "pair", hypothesis_view: bool = False):
+        check_input(input)
         self.uids = [r.uid for r in records]
         self.labels = [LABEL2ID.get(r.label, -1) if r.label is not None else -1 for r in records]
         self.encodings: dict[str, list[list[int]]] = {}
         for start in range(0, len(records), batch_size):
             chunk = records[start:start + batch_size]
-            enc = tokenizer([r.premise for r in chunk], [r.hypothesis for r in chunk],
-                            truncation=True, max_length=max_length)
-            for key in TOKEN_KEYS:
-                if key in enc:
-                    self.encodings.setdefault(key, []).extend(enc[key])
+            self._add(tokenizer(*input_texts(chunk, input), truncation=True, max_length=max_length), "")
+            if hypothesis_view:
+                enc = tokenizer([r.hypothesis for r in chunk], truncation=True, max_length=max_length)
+                self._add(enc, HYP_PREFIX)
+
+    def _add(self, enc, prefix: str) -> None:
+        for key in TOKEN_KEYS:
+            if key in enc:
+                self.encodings.setdefault(prefix + key, []).extend(enc[key])
 
     def __len__(self) -> int:
         return len(self.uids)
@@ -50,35 +78,47 @@ class PadCollator:
         self.pad_token_id = pad_token_id
 
     def __call__(self, items: list[dict]) -> dict:
-        width = max(len(it["input_ids"]) for it in items)
         batch: dict = {}
-        for key in TOKEN_KEYS:
-            if key not in items[0]:
+        for prefix in ("", HYP_PREFIX):  # the pair (or one side), then the hypothesis-only view if carried
+            if prefix + "input_ids" not in items[0]:
                 continue
-            fill = self.pad_token_id if key == "input_ids" else 0
-            batch[key] = torch.tensor([it[key] + [fill] * (width - len(it[key])) for it in items], dtype=torch.long)
+            width = max(len(it[prefix + "input_ids"]) for it in items)
+            for key in TOKEN_KEYS:
+                name = prefix + key
+                if name not in items[0]:
+                    continue
+                fill = self.pad_token_id if key == "input_ids" else 0
+                batch[name] = torch.tensor([it[name] + [fill] * (width - len(it[name])) for it in items],
+                                           dtype=torch.long)
         batch["labels"] = torch.tensor([it["labels"] for it in items], dtype=torch.long)
         batch["uid"] = [it["uid"] for it in items]
         return batch
 
 
 class NLIDataModule(L.LightningDataModule):
-    """Training set, optional validation sets and the suite's eval sets, all already loaded as Records."""
+    """Training set, optional validation sets and the suite's eval sets, all already loaded as Records.
+
+    `input` (`model.input`) applies to every set, so training, validation, the dynamics pass and
+    the suite all see the same view; `hypothesis_view` adds the hypothesis-only keys to the
+    training set only (a PoE bias head is a training-time device).
+    """
 
     def __init__(self, train: Sequence[Record], tokenizer, batch_size: int = 32, eval_batch_size: int = 128,
                  max_length: int = 128, num_workers: int = 0, seed: int = 0,
-                 val_sets: Mapping[str, Sequence[Record]] | None = None, group_by_length: bool = True):
+                 val_sets: Mapping[str, Sequence[Record]] | None = None, group_by_length: bool = True,
+                 input: str = "pair", hypothesis_view: bool = False):
         super().__init__()
         self.tokenizer = tokenizer
         self.batch_size, self.eval_batch_size = batch_size, eval_batch_size
         self.max_length, self.num_workers, self.seed = max_length, num_workers, seed
         self.group_by_length = group_by_length
+        self.input = check_input(input)
         self.collate = PadCollator(tokenizer.pad_token_id)
-        self.train_set = EncodedNLI(train, tokenizer, max_length)
-        self.val_sets = {name: EncodedNLI(recs, tokenizer, max_length) for name, recs in (val_sets or {}).items()}
+        self.train_set = EncodedNLI(train, tokenizer, max_length, input=input, hypothesis_view=hypothesis_view)
+        self.val_sets = {name: self.encode(recs) for name, recs in (val_sets or {}).items()}
 
     def encode(self, records: Sequence[Record]) -> EncodedNLI:
-        return EncodedNLI(records, self.tokenizer, self.max_length)
+        return EncodedNLI(records, self.tokenizer, self.max_length, input=self.input)
 
     def loader(self, dataset: Dataset, shuffle: bool = False, batch_size: int | None = None) -> DataLoader:
         generator = torch.Generator().manual_seed(self.seed) if shuffle else None

@@ -57,7 +57,7 @@ class NLIClassifier(L.LightningModule):
 
     def configure_optimizers(self):
         decay, no_decay = [], []
-        for name, param in self.model.named_parameters():
+        for name, param in self.named_parameters():  # the module's, so heads a subclass adds train too
             if param.requires_grad:
                 (no_decay if any(nd in name for nd in NO_DECAY) else decay).append(param)
         groups = [{"params": decay, "weight_decay": self.hparams.weight_decay},
