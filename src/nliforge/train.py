@@ -10,6 +10,7 @@ import hydra
 import lightning as L
 from omegaconf import DictConfig
 
+from nliforge.data.errors import NLIDataError
 from nliforge.data.datamodule import NLIDataModule, check_input
 from nliforge.data.training_set import build_training_set, write_training_manifest
 from nliforge.evaluation.registry import load_suite, pick_val_sets
@@ -65,6 +66,9 @@ def resolve_ckpt(cfg: DictConfig, out: Path) -> str | None:
 def train(cfg: DictConfig) -> dict:
     """Train, evaluate the suite, write metrics.csv, dynamics and the data map. Returns the results."""
     L.seed_everything(int(cfg.seed), workers=True)
+    if cfg.model.get("kind") == "generator":
+        raise NLIDataError("model: this is a Z-Aug generator config (kind: generator); nliforge-train needs a "
+                           "classifier model (tiny, minilm, roberta_large, ...). Generators train in pipeline=zaug.")
     ts = build_training_set(cfg)  # all inputs are validated before the run folder gets any file
     eval_sets = load_suite(cfg)
     val_sets = pick_val_sets(cfg, eval_sets)

@@ -8,7 +8,7 @@ from typing import Any
 
 from nliforge.data.errors import NLIDataError
 
-KINDS = ("openai_completions", "openai_chat", "hf_local")
+KINDS = ("openai_completions", "openai_chat", "hf_local", "gpt2_unlikelihood")
 
 
 def build_backend(cfg: Mapping[str, Any]):
@@ -18,12 +18,15 @@ def build_backend(cfg: Mapping[str, Any]):
         raise NLIDataError(f"generator.kind={kind!r}; valid: {', '.join(KINDS)}")
     if not cfg.get("model"):
         raise NLIDataError("generator.model: give a model name (API) or a folder / Hub id (hf_local)")
-    if kind == "hf_local":
-        from nliforge.generation.backends.hf_local import HFLocal
+    if kind in ("hf_local", "gpt2_unlikelihood"):
+        if kind == "hf_local":
+            from nliforge.generation.backends.hf_local import HFLocal as cls
+        else:
+            from nliforge.generation.backends.nli_generator import NLIGeneratorBackend as cls
 
-        return HFLocal(str(cfg["model"]), batch_size=int(cfg.get("batch_size", 16)),
-                       device=str(cfg.get("device", "cpu")), dtype=str(cfg.get("dtype", "float32")),
-                       max_context=cfg.get("max_context"))
+        return cls(str(cfg["model"]), batch_size=int(cfg.get("batch_size", 16)),
+                   device=str(cfg.get("device", "cpu")), dtype=str(cfg.get("dtype", "float32")),
+                   max_context=cfg.get("max_context"))
     from nliforge.generation.backends.openai_api import OpenAIChat, OpenAICompletions
 
     cls = OpenAIChat if kind == "openai_chat" else OpenAICompletions
