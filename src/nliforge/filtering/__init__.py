@@ -1,1 +1,2 @@
-"""Filters over generated examples: heuristic rules, variability selection."""
+"""Filters over generated examples: heuristic rules, variability selection, z-statistics and
+z-filtering (features.py, zstats.py, zcounts.py, zfilter.py)."""

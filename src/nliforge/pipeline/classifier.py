@@ -86,6 +86,12 @@ class ClassifierRun:
                                f"checkpoints in {folder}, found {len(found)}")
         return [p for _, p in sorted(found)]
 
+    def final_probs(self, pairs: Sequence[tuple[str, str]], batch_size: int = 128, max_length: int = 128,
+                    device: str = "cpu") -> np.ndarray:
+        """p(label) in e/n/c order for each pair under the final weights: shape (N, 3)."""
+        model, tokenizer, perm = self.final_model()
+        return _predict(model.to(device), tokenizer, pairs, batch_size, max_length, device, perm)
+
     def epoch_probs(self, pairs: Sequence[tuple[str, str]], batch_size: int = 128, max_length: int = 128,
                     device: str = "cpu") -> np.ndarray:
         """p(label) in e/n/c order for each pair under each epoch's weights: shape (epochs, N, 3)."""

@@ -1,0 +1,209 @@
+"""z-filtering (Z-Aug, Wu et al. §3.2, Algorithm 1) and the dataset recipes built on it.
+
+Z starts empty, or equal to a seed dataset (conditional z-filtering, Z(D' | D_seed)). The
+candidates D' are cut into batches; before each batch the biased sets B(l) are found on the
+current Z (`zstats`: top-k z per label, n > 0 and z > 0, ties by feature name); an instance is
+accepted into Z iff none of its features is in B(its label), otherwise it goes to Z⁻.
+
+Choices the paper leaves open, made here:
+- order: candidates are processed in the order given (shuffle beforehand for a random order);
+  batch t holds candidates [t * batch_size, (t + 1) * batch_size).
+- batch size: a setting (default 1000). Smaller batches track Z more closely and cost more.
+- an empty Z (first batch without a seed): every z is undefined (n = 0), nothing is biased, so
+  the whole first batch is accepted. Likewise B(l) has fewer than k features while fewer than
+  k features have z > 0.
+- the rejecting feature recorded is the instance's feature ranked highest in B(its label).
+- output: Z = seed + accepted, seed records first and untouched (a seed is not filtered); every
+  candidate gets `meta["zfilter"] = {"kept", "feature", "batch"}` (feature None when kept).
+- labels: p0 = 1 / len(labels) from the setting; unlabeled candidates are an error, as is data
+  whose seed and candidates together show a single label.
+
+`z_filter` keeps counts incrementally (`zcounts.IncrementalBias`); `z_filter_reference` is the
+algorithm written as plainly as possible (recount Z from scratch every batch) and must give
+identical results; tests and `benchmarks/zfilter.py` check that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nliforge.data.errors import NLIDataError
+from nliforge.data.labels import LABELS
+from nliforge.data.records import Record, check_unique_uids
+from nliforge.filtering.features import FeatureSpace, example_features
+from nliforge.filtering.zcounts import IncrementalBias
+from nliforge.filtering.zstats import base_rate, check_k, label_ids, z_value
+
+DEFAULT_BATCH_SIZE = 1000
+
+
+@dataclass
+class ZFilterResult:
+    """Z = seed + accepted; `rejected` is Z⁻; `final_biased` is B(l) on the final Z."""
+
+    seed: list[Record]
+    accepted: list[Record]
+    rejected: list[Record]
+    final_biased: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
+    n_batches: int = 0
+
+    @property
+    def dataset(self) -> list[Record]:
+        """The filtered dataset Z (seed records first)."""
+        return self.seed + self.accepted
+
+
+def _check(candidates, seed, k, batch_size, labels) -> tuple[np.ndarray, np.ndarray]:
+    base_rate(len(labels))
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise NLIDataError(f"batch_size must be a positive integer, got {batch_size!r}")
+    check_unique_uids(list(seed) + list(candidates), "z_filter (seed + candidates)")
+    seed_labs = label_ids(seed, labels, "z_filter seed")
+    cand_labs = label_ids(candidates, labels, "z_filter candidates")
+    present = set(seed_labs.tolist()) | set(cand_labs.tolist())
+    if len(candidates) and len(present) < 2:
+        only = [labels[i] for i in sorted(present)]
+        raise NLIDataError(f"z_filter: seed and candidates hold a single label {only}; z-filtering "
+                           "measures label skew and needs at least two labels present")
+    return seed_labs, cand_labs
+
+
+def _preds(records, hypo_preds: Mapping[str, str] | None):
+    return None if hypo_preds is None else [hypo_preds.get(r.uid) for r in records]
+
+
+def _annotate(records, kept, features, batches) -> tuple[list[Record], list[Record]]:
+    acc, rej = [], []
+    for rec, ok, feat, b in zip(records, kept, features, batches):
+        meta = {**rec.meta, "zfilter": {"kept": ok, "feature": feat, "batch": b}}
+        out = Record(rec.uid, rec.premise, rec.hypothesis, rec.label, rec.source, meta)
+        (acc if ok else rej).append(out)
+    return acc, rej
+
+
+def z_filter(candidates: Sequence[Record], seed: Sequence[Record] | None = None, k: int = 20,
+             batch_size: int = DEFAULT_BATCH_SIZE, labels: Sequence[str] = LABELS,
+             hypo_preds: Mapping[str, str] | None = None) -> ZFilterResult:
+    """Z(candidates) or, with a seed, Z(candidates | seed) (Algorithm 1, incremental counts).
+
+    `hypo_preds` maps uids (of seed and candidates) to a hypothesis-only model's predicted label,
+    giving the `hypo-only-pred=<label>` feature; absent uids get none.
+    """
+    seed, labels = list(seed or []), tuple(labels)
+    seed_labs, labs = _check(candidates, seed, k, batch_size, labels)
+    space = FeatureSpace(labels)
+    seed_m = space.featurise_records(seed, _preds(seed, hypo_preds))
+    cand = space.featurise_records(candidates, _preds(candidates, hypo_preds))
+    check_k(k, len(space))
+    seed_m = space.pad(seed_m)
+    engine = IncrementalBias(len(space), len(labels), k, space.names, base_rate(len(labels)))
+    engine.add(seed_m.indices.astype(np.int64), np.repeat(seed_labs, np.diff(seed_m.indptr)))
+    reject_fid = np.full(len(candidates), -1, np.int64)
+    rank = np.full((len(space), len(labels)), np.iinfo(np.int64).max, np.int64)
+    n_batches = 0
+    for n_batches, start in enumerate(range(0, len(candidates), batch_size), 1):
+        stop = min(start + batch_size, len(candidates))
+        biased = [engine.biased(li) for li in range(len(labels))]
+        reject_fid[start:stop] = _filter_batch(engine, cand, labs, start, stop, biased, rank)
+    kept = reject_fid < 0
+    feats = [None if f < 0 else space.names[f] for f in reject_fid.tolist()]
+    batches = (np.arange(len(candidates)) // batch_size).tolist()
+    acc, rej = _annotate(candidates, kept.tolist(), feats, batches)
+    final = {lab: [(space.names[f], float(engine.keys[f, li])) for f in engine.biased(li)]
+             for li, lab in enumerate(labels)}
+    return ZFilterResult(seed, acc, rej, final, n_batches)
+
+
+def _filter_batch(engine, cand, labs, start, stop, biased, rank) -> np.ndarray:
+    """Reject rows [start, stop) having a feature in B(their label); add the rest to Z.
+
+    Returns the rejecting feature id per row (-1 when accepted).
+    """
+    big = np.iinfo(np.int64).max
+    for li, fids in enumerate(biased):
+        rank[fids, li] = np.arange(len(fids))
+    lo, hi = cand.indptr[start], cand.indptr[stop]
+    cols = cand.indices[lo:hi].astype(np.int64)
+    lens = np.diff(cand.indptr[start:stop + 1])
+    entry_labs = np.repeat(labs[start:stop], lens)
+    best = np.minimum.reduceat(rank[cols, entry_labs], cand.indptr[start:stop] - lo)
+    for li, fids in enumerate(biased):
+        rank[fids, li] = big
+    rejected = best < big
+    out = np.full(stop - start, -1, np.int64)
+    for i in np.flatnonzero(rejected).tolist():
+        out[i] = biased[labs[start + i]][best[i]]
+    keep = np.repeat(~rejected, lens)
+    engine.add(cols[keep], entry_labs[keep])
+    return out
+
+
+def z_filter_reference(candidates: Sequence[Record], seed: Sequence[Record] | None = None,
+                       k: int = 20, batch_size: int = DEFAULT_BATCH_SIZE,
+                       labels: Sequence[str] = LABELS,
+                       hypo_preds: Mapping[str, str] | None = None) -> ZFilterResult:
+    """Algorithm 1 written plainly: every batch recounts all of Z from scratch in Python.
+
+    Slow (each batch costs O(|Z|)); it exists to check `z_filter`, which must match it exactly.
+    """
+    seed, labels = list(seed or []), tuple(labels)
+    _check(candidates, seed, k, batch_size, labels)
+    preds = hypo_preds or {}
+    feats = {r.uid: example_features(r.premise, r.hypothesis, preds.get(r.uid)) for r in seed + list(candidates)}
+    space = FeatureSpace(labels)  # the fixed features count towards the feature set, as in z_filter
+    check_k(k, len(set(space.names).union(*feats.values())))
+    z, kept_flags, rejecting, n_batches = list(seed), [], [], 0
+    for n_batches, start in enumerate(range(0, len(candidates), batch_size), 1):
+        biased = _reference_biased(z, feats, k, labels)
+        for rec in candidates[start:start + batch_size]:
+            hit = next((f for f in biased[rec.label] if f in feats[rec.uid]), None)
+            kept_flags.append(hit is None)
+            rejecting.append(hit)
+            if hit is None:
+                z.append(rec)
+    batches = [i // batch_size for i in range(len(candidates))]
+    acc, rej = _annotate(candidates, kept_flags, rejecting, batches)
+    final = _reference_biased(z, feats, k, labels, with_z=True)
+    return ZFilterResult(seed, acc, rej, final, n_batches)
+
+
+def _reference_biased(z_set, feats, k, labels, with_z=False):
+    """B(l) for each label on z_set, counting every feature of every record in plain Python."""
+    counts: dict[str, list[int]] = {}
+    for rec in z_set:
+        li = labels.index(rec.label)
+        for f in feats[rec.uid]:
+            counts.setdefault(f, [0] * len(labels))[li] += 1
+    p0 = 1 / len(labels)
+    out = {}
+    for li, label in enumerate(labels):
+        scored = []
+        for name, c in counts.items():
+            zv = z_value(c[li], sum(c), p0)
+            if zv > 0:
+                scored.append((-zv, name))
+        scored.sort()
+        out[label] = [(name, -neg) for neg, name in scored[:k]] if with_z else [n for _, n in scored[:k]]
+    return out
+
+
+def zaug(d_gen: Sequence[Record], d0: Sequence[Record], **kw) -> ZFilterResult:
+    """Z-Aug = Z(D_G | D0): D0 kept whole, generated examples added unless they carry D0's biases.
+
+    The result's `dataset` is D0 + accepted generations.
+    """
+    return z_filter(d_gen, seed=d0, **kw)
+
+
+def par_z(d0: Sequence[Record], d_gen: Sequence[Record], **kw) -> list[Record]:
+    """Par-Z = Z(D0) ∪ Z(D_G): each set z-filtered on its own, then concatenated (D0's first)."""
+    return z_filter(d0, **kw).dataset + z_filter(d_gen, **kw).dataset
+
+
+def seq_z(d0: Sequence[Record], d_gen: Sequence[Record], **kw) -> list[Record]:
+    """Seq-Z = Z(D_G | Z(D0)): filter D0, then filter D_G seeded with the result."""
+    first = z_filter(d0, **kw)
+    return zaug(d_gen, first.accepted, **kw).dataset

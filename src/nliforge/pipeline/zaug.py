@@ -1,0 +1,106 @@
+"""The Z-Aug stages (seed 002): train the generator on D0 (with and without the label-consistency
+unlikelihood), sample, keep what the teacher confidently agrees with (τ), then z-filter with a
+recipe (Z-Aug, Par-Z, Seq-Z) and report the biased features before and after (Table 12 form)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from omegaconf import OmegaConf
+
+from nliforge.data.labels import LABELS
+from nliforge.data.records import Record
+from nliforge.generation.types import Failure, GenerationRequest, Sampling
+from nliforge.pipeline.engine import StageContext, StageOutput, stage
+from nliforge.pipeline.shared_stages import CACHE_FILE, classifier_run, request_seed
+
+
+@stage("zaug_generator", inputs=("classifier",))
+def generator_stage(ctx: StageContext) -> StageOutput:
+    """One generator per variant (name -> λ), trained on the classifier's training set D0."""
+    from nliforge.models.generator_train import train_generator
+
+    d0 = [r for r in classifier_run(ctx.cfg).train_records() if r.label is not None]
+    base = OmegaConf.to_container(ctx.cfg.pipeline.generator_model, resolve=True)
+    rows = []
+    for variant, lam in OmegaConf.to_container(ctx.settings.variants, resolve=True).items():
+        folder = Path(ctx.cfg.paths.output_dir) / "zaug" / f"generator_{variant}"
+        path = train_generator(d0, folder, {**base, "lam": float(lam)}, progress=bool(ctx.settings.get("progress")))
+        rows.append({"uid": str(variant), "path": str(path), "lam": float(lam)})
+    return StageOutput(rows, count_in=len(d0))
+
+
+@stage("zaug_sample", inputs=("zaug_generator",))
+def sample_stage(ctx: StageContext) -> StageOutput:
+    """`n_samples` whole (premise, label, hypothesis) instances per generator, through the runner."""
+    from nliforge.generation.backends.nli_generator import NLIGeneratorBackend
+    from nliforge.generation.cache import ResponseCache
+    from nliforge.generation.runner import RunnerSettings, run_requests
+    from nliforge.generation.zaug_format import parse_generated
+
+    s = ctx.settings
+    sampling = Sampling.from_dict(OmegaConf.to_container(s.sampling, resolve=True))
+    rows, drops, total = [], [], 0
+    cache = ResponseCache(ctx.folder.root / CACHE_FILE)
+    try:
+        for gen in ctx.rows("zaug_generator"):
+            backend = NLIGeneratorBackend(gen["path"], batch_size=int(s.batch_size), device=str(s.device))
+            reqs = [GenerationRequest(uid=f"{gen['uid']}:{i}", prompt="", sampling=sampling, first_sample=i,
+                                      seed=request_seed(int(ctx.cfg.seed), gen["uid"], i))
+                    for i in range(int(s.n_samples))]
+            total += len(reqs)
+            results = run_requests(backend, reqs, cache, f"zaug_sample:{gen['uid']}",
+                                   RunnerSettings(progress=bool(s.get("progress", True))))
+            for req in reqs:
+                res = results[req.uid]
+                parsed = None if isinstance(res, Failure) else parse_generated(res.texts[0])
+                if parsed is None:
+                    drops.append((req.uid, f"request_failed:{res.kind}" if isinstance(res, Failure) else "unparseable"))
+                    continue
+                rows.append({"uid": f"zaug-{req.uid}", "premise": parsed[0], "label": parsed[1],
+                             "hypothesis": parsed[2], "variant": gen["uid"], "sample": req.first_sample})
+    finally:
+        cache.close()
+    return StageOutput(rows, drops, count_in=total)
+
+
+@stage("confidence", inputs=("classifier", "zaug_sample"))
+def confidence_stage(ctx: StageContext) -> StageOutput:
+    """Keep samples whose teacher probability of their own label exceeds τ; report, per variant,
+    label consistency (how often the teacher's argmax is the generated label)."""
+    s = ctx.settings
+    samples = ctx.rows("zaug_sample")
+    probs = classifier_run(ctx.cfg).final_probs([(r["premise"], r["hypothesis"]) for r in samples],
+                                                int(s.batch_size), int(s.max_length), str(s.device))
+    own = np.array([LABELS.index(r["label"]) for r in samples], dtype=np.int64)
+    p_own = probs[np.arange(len(samples)), own] if samples else np.zeros(0)
+    agree = probs.argmax(-1) == own if samples else np.zeros(0, dtype=bool)
+    rows, drops, consistency = [], [], {}
+    for variant in sorted({r["variant"] for r in samples}):
+        idx = [i for i, r in enumerate(samples) if r["variant"] == variant]
+        consistency[variant] = {"samples": len(idx), "teacher_agrees": float(agree[idx].mean()),
+                                "above_tau": int((p_own[idx] > float(s.tau)).sum())}
+    for i, r in enumerate(samples):
+        if p_own[i] <= float(s.tau):
+            drops.append((r["uid"], "below_tau"))
+            continue
+        meta = {"variant": r["variant"], "sample": r["sample"], "teacher_p": float(p_own[i])}
+        rows.append(Record(r["uid"], r["premise"], r["hypothesis"], r["label"],
+                           str(ctx.cfg.pipeline.source), meta).to_dict())
+    return StageOutput(rows, drops, count_in=len(samples), extra={"label_consistency": consistency})
+
+
+@stage("zfilter", inputs=("classifier", "confidence"))
+def zfilter_stage(ctx: StageContext) -> StageOutput:
+    """z-filter with the configured recipe; the biased features before/after go to zaug_report.md."""
+    from nliforge.pipeline.zaug_report import biased_report, run_recipe
+
+    s = ctx.settings
+    d0 = [r for r in classifier_run(ctx.cfg).train_records() if r.label is not None]
+    gen = [Record(**r) for r in ctx.rows("confidence") if r["meta"]["variant"] == str(s.variant)]
+    kept, rejected = run_recipe(str(s.recipe), d0, gen, k=int(s.k), batch_size=int(s.batch_size))
+    report = biased_report(d0, gen, kept, top=int(s.report_top), k=int(s.k),
+                           out=Path(ctx.cfg.paths.output_dir) / "zaug_report.md", recipe=str(s.recipe))
+    drops = [(r.uid, f"zfilter:{r.meta['zfilter']['feature']}") for r in rejected]
+    return StageOutput([r.to_dict() for r in kept], drops, count_in=len(d0) + len(gen), extra=report)

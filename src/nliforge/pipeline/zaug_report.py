@@ -1,0 +1,73 @@
+"""The z-filtering recipes of seed 002 §4.2 over records, and the Table 12-style report of the most
+biased features (and their z) before and after filtering."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from nliforge.data.errors import NLIDataError
+from nliforge.data.jsonl import atomic_write_text
+from nliforge.data.records import Record
+
+RECIPES = ("zaug", "par_z", "seq_z")
+
+
+def run_recipe(recipe: str, d0: Sequence[Record], gen: Sequence[Record], k: int = 20,
+               batch_size: int = 1000) -> tuple[list[Record], list[Record]]:
+    """(kept, rejected) for Z-Aug = Z(D_G | D0), Par-Z = Z(D0) ∪ Z(D_G) or Seq-Z = Z(D_G | Z(D0))."""
+    from nliforge.filtering.zfilter import z_filter
+
+    kw = {"k": k, "batch_size": batch_size}
+    if recipe == "zaug":
+        res = z_filter(gen, seed=d0, **kw)
+        return res.dataset, res.rejected
+    if recipe == "par_z":
+        a, b = z_filter(d0, **kw), z_filter(gen, **kw)
+        return a.dataset + b.dataset, a.rejected + b.rejected
+    if recipe == "seq_z":
+        first = z_filter(d0, **kw)
+        second = z_filter(gen, seed=first.accepted, **kw)
+        return second.dataset, first.rejected + second.rejected
+    raise NLIDataError(f"pipeline.zfilter.recipe={recipe!r}; valid: {', '.join(RECIPES)}")
+
+
+def _top(records: Sequence[Record], k: int, top: int) -> dict[str, list[list]]:
+    from nliforge.filtering.zstats import dataset_biased
+
+    return {label: [[name, round(z, 2)] for name, z in feats[:top]]
+            for label, feats in dataset_biased(records, k=k).items()}
+
+
+def biased_report(d0: Sequence[Record], gen: Sequence[Record], kept: Sequence[Record], top: int = 5,
+                  k: int = 20, out: Path | None = None, recipe: str = "") -> dict:
+    """Top-`top` biased features per label (name, z) of D0, of D0 + the generations unfiltered, and
+    of the filtered output; also whether each of D0's top features is still in the output's top-k."""
+    tables = {"before": _top(d0, k, top), "naive_augmentation": _top(list(d0) + list(gen), k, top),
+              "after": _top(kept, k, k)}
+    gone = {label: [name for name, _ in feats if name not in {n for n, _ in tables["after"][label]}]
+            for label, feats in tables["before"].items()}
+    tables["after"] = {label: feats[:top] for label, feats in tables["after"].items()}
+    report = {**tables, "gone_from_top_k": gone, "k": k, "recipe": recipe,
+              "sizes": {"d0": len(d0), "generated": len(gen), "output": len(kept)}}
+    if out is not None:
+        atomic_write_text(out, [render_markdown(report)])
+    return report
+
+
+def render_markdown(report: dict) -> str:
+    """The report as Markdown: one table per label, Table 12 of seed 002 in form."""
+    sizes = report["sizes"]
+    lines = [f"# Biased features before and after z-filtering ({report['recipe']})", "",
+             f"D0: {sizes['d0']} examples; generated (after the confidence filter): {sizes['generated']}; "
+             f"output: {sizes['output']}. z* with p0 = 1/3; B(l) = top {report['k']} per label.", ""]
+    for label in report["before"]:
+        lines += [f"## {label}", "", "| rank | D0 | D0 + generated, unfiltered | after z-filtering |", "|---|---|---|---|"]
+        cols = [report["before"][label], report["naive_augmentation"][label], report["after"][label]]
+        for i in range(max(len(c) for c in cols)):
+            cells = [f"`{c[i][0]}` ({c[i][1]:.1f})" if i < len(c) else "" for c in cols]
+            lines.append(f"| {i + 1} | " + " | ".join(cells) + " |")
+        gone = report["gone_from_top_k"][label]
+        lines += ["", f"D0's top features no longer in the output's top {report['k']}: "
+                  + (", ".join(f"`{g}`" for g in gone) or "none"), ""]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,110 @@
+"""z-filtering: the incremental implementation equals the from-scratch reference, conditional
+seeding, the Z-Aug / Par-Z / Seq-Z recipes, bad input, and the world's planted artifacts."""
+
+from __future__ import annotations
+
+import pytest
+
+from nliforge.data.errors import NLIDataError
+from nliforge.data.records import Record
+from nliforge.filtering.zfilter import par_z, seq_z, z_filter, z_filter_reference, zaug
+from nliforge.filtering.zstats import dataset_biased
+from nliforge.world import WorldConfig, generate_split, measure_artifact
+
+
+@pytest.fixture(scope="module")
+def world():
+    return generate_split(WorldConfig(n_train=1500, seed=0), "train_biased")
+
+
+def _outcome(result):
+    return ([r.uid for r in result.dataset], [(r.uid, r.meta["zfilter"]) for r in result.rejected],
+            result.final_biased, result.n_batches)
+
+
+@pytest.mark.parametrize("batch_size,k,n_seed", [(50, 20, 0), (97, 5, 0), (200, 1, 0), (64, 10, 100)])
+def test_incremental_equals_reference(world, batch_size, k, n_seed):
+    seed, cands = world[:n_seed], world[n_seed:n_seed + 400]
+    preds = {r.uid: ("entailment", "neutral", "contradiction")[i % 3] for i, r in enumerate(world[:250])}
+    fast = z_filter(cands, seed=seed, k=k, batch_size=batch_size, hypo_preds=preds)
+    ref = z_filter_reference(cands, seed=seed, k=k, batch_size=batch_size, hypo_preds=preds)
+    assert _outcome(fast) == _outcome(ref)
+    assert 0 < len(fast.rejected) < len(cands)
+
+
+def test_first_batch_without_seed_is_accepted_and_meta_records_why(world):
+    res = z_filter(world[:300], batch_size=100)
+    assert all(r.meta["zfilter"] == {"kept": True, "feature": None, "batch": 0} for r in res.accepted[:100])
+    assert res.rejected and all(r.meta["zfilter"]["batch"] >= 1 for r in res.rejected)
+    assert all(r.meta["zfilter"]["feature"] for r in res.rejected)
+    assert res.accepted[0].meta["phenomenon"] == world[0].meta["phenomenon"]  # meta kept
+
+
+def _pair(uid, hyp, label):
+    return Record(uid, "The judge saw the actor at the station.", hyp, label, "hand")
+
+
+def test_conditional_seeding_rejects_the_seeds_biases():
+    # Balanced labels (so `null` is not biased); negation only with contradiction.
+    seed = [_pair(f"s{i}", f"The judge did not see actor {i}.", "contradiction") for i in range(20)]
+    seed += [_pair(f"e{i}", f"The judge saw someone {i}.", "entailment") for i in range(20)]
+    seed += [_pair(f"n{i}", f"The judge saw a tall actor {i}.", "neutral") for i in range(20)]
+    cands = [_pair("c1", "The judge did not see the clerk.", "contradiction"),
+             _pair("c2", "The judge did not see the clerk at noon.", "neutral"),
+             _pair("c3", "The judge saw the actor at the station.", "contradiction")]
+    alone = z_filter(cands, batch_size=10, k=8)
+    assert len(alone.accepted) == 3  # one batch, empty Z: nothing is biased yet
+    seeded = z_filter(cands, seed=seed, batch_size=10, k=8)
+    rejected = {r.uid: r.meta["zfilter"]["feature"] for r in seeded.rejected}
+    assert set(rejected) == {"c1"}  # negation is biased towards contradiction only
+    assert rejected["c1"] in {"not@hypothesis", "did not@hypothesis", "did@hypothesis",
+                              "not see@hypothesis", "see@hypothesis"}
+    assert [r.uid for r in seeded.dataset] == [r.uid for r in seed] + ["c2", "c3"]
+
+
+def test_recipes_set_relations(world):
+    d0, d_gen = world[:300], world[300:700]
+    aug = zaug(d_gen, d0, batch_size=100)
+    assert aug.dataset[:300] == d0 and len(aug.dataset) < 700  # D0 kept whole, some D_G dropped
+    par = par_z(d0, d_gen, batch_size=100)
+    assert [r.uid for r in par] == ([r.uid for r in z_filter(d0, batch_size=100).dataset]
+                                    + [r.uid for r in z_filter(d_gen, batch_size=100).dataset])
+    seq = seq_z(d0, d_gen, batch_size=100)
+    z0 = z_filter(d0, batch_size=100).accepted
+    assert [r.uid for r in seq[:len(z0)]] == [r.uid for r in z0]
+    rest = z_filter(d_gen, seed=z0, batch_size=100).accepted
+    assert [r.uid for r in seq[len(z0):]] == [r.uid for r in rest]
+    assert {r.uid for r in seq} != {r.uid for r in par}  # seeding changes what D_G keeps
+
+
+def test_bad_input_names_the_setting(world):
+    contra = [r for r in world if r.label == "contradiction"][:20]
+    with pytest.raises(NLIDataError, match="single label"):
+        z_filter(contra)
+    with pytest.raises(NLIDataError, match="k = 100000"):
+        z_filter(world[:20], k=100000)
+    with pytest.raises(NLIDataError, match="batch_size"):
+        z_filter(world[:20], batch_size=0)
+    with pytest.raises(NLIDataError, match="labels"):
+        z_filter(world[:5] + [Record("x", "A b.", "C d.", None)])
+    with pytest.raises(NLIDataError, match="labels"):
+        z_filter(world[:20], labels=("entailment",))
+    with pytest.raises(NLIDataError, match="duplicate uid"):
+        z_filter(world[:5], seed=world[:1])
+
+
+def test_z_filtering_removes_the_planted_artifacts(world):
+    before = {lab: dict(fs) for lab, fs in dataset_biased(world, k=20).items()}
+    res = z_filter(world, batch_size=100, k=20)
+    after = {lab: dict(fs) for lab, fs in res.final_biased.items()}
+    for lab, feat in (("entailment", "full-lex-overlap"), ("contradiction", "not@hypothesis"),
+                      ("neutral", "hypo-len:10-14")):
+        assert before[lab][feat] > 15
+        assert after[lab].get(feat, 0.0) < 0.3 * before[lab][feat], (lab, feat)
+    for art in ("negation", "overlap", "length"):
+        # Z keeps far fewer of the artifact's target-label examples (p̂ falls less than z: the
+        # whole first batch is accepted before anything is known to be biased).
+        was, now = measure_artifact(world, art), measure_artifact(res.dataset, art)
+        assert was["p_target_given_feature"] > 0.75
+        assert now["p_target_given_feature"] < was["p_target_given_feature"] - 0.1, art
+        assert now["p_feature"] < 0.6 * was["p_feature"], art
