@@ -12,6 +12,7 @@ from nliforge.data.errors import NLIDataError
 from nliforge.data.jsonl import read_jsonl
 from nliforge.generate import generate
 
+pytestmark = pytest.mark.slow   # two generator trainings and sampling: ~1-2 min on 2 cores
 STAGES = ["classifier", "zaug_generator", "zaug_sample", "confidence", "zfilter"]
 
 
