@@ -1,0 +1,134 @@
+"""nliforge-report: a hand-written sweep folder -> Table-3 style numbers, marks and files."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+
+from nliforge.evaluation.suite import metrics_rows, write_metrics_csv
+from nliforge.report import report, resolve_in_domain
+
+CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")
+T_975_DF1 = 12.706  # Student t quantile for a 95% two-sided interval with n=2 (1 degree of freedom)
+# train_id -> eval_set -> accuracy for seeds 0 and 1
+ACC = {
+    "mnli": {"hans": (0.50, 0.60), "anli": (0.30, 0.32), "mnli_dev": (0.90, 0.92)},
+    "wanli": {"hans": (0.70, 0.74), "anli": (0.40, 0.44), "mnli_dev": (0.80, 0.84)},
+    "mnli+wanli": {"hans": (0.62, 0.66), "anli": (0.38, 0.40), "mnli_dev": (0.91, 0.93)},
+}
+IN_DOMAIN = {"mnli": ["mnli_dev"], "mnli+wanli": ["mnli_dev"]}
+
+
+@pytest.fixture
+def sweep(tmp_path) -> Path:
+    """A multirun folder as Hydra writes it: <time>/<job num>/metrics.csv, one job per (train_id, seed)."""
+    root, job = tmp_path / "multirun_outputs" / "2026-01-01_00-00-00", 0
+    for train_id, sets in ACC.items():
+        for seed in (0, 1):
+            results = {name: {"acc": accs[seed], "n": 50.0} for name, accs in sets.items()}
+            write_metrics_csv(metrics_rows(results, train_id, seed), root / str(job) / "metrics.csv")
+            job += 1
+    return root
+
+
+def _cfg(overrides: list[str]):
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+        cfg = compose("report", overrides=overrides)
+    GlobalHydra.instance().clear()
+    return cfg
+
+
+def _in_domain_override() -> str:
+    return "in_domain={" + ",".join(f"{k}:[{','.join(v)}]" for k, v in IN_DOMAIN.items()) + "}"
+
+
+def test_numbers_marks_and_files(sweep):
+    result = report(_cfg([f"sweep={sweep}", _in_domain_override()]))
+    got = pd.read_csv(sweep / "report" / "report.csv").set_index(["train_id", "eval_set"])
+    assert list(got.columns) == ["mean", "std", "n", "ci_low", "ci_high", "best", "in_domain"]
+    assert len(got) == 9 and list(dict.fromkeys(got.index.get_level_values(0))) == list(ACC)
+    for train_id, sets in ACC.items():
+        for name, (a, b) in sets.items():
+            row = got.loc[(train_id, name)]
+            mean, std = (a + b) / 2, abs(a - b) / math.sqrt(2)   # sample std of two values
+            half = T_975_DF1 * std / math.sqrt(2)
+            assert row["n"] == 2
+            assert row["mean"] == pytest.approx(mean) and row["std"] == pytest.approx(std)
+            assert row["ci_low"] == pytest.approx(mean - half, abs=1e-4)
+            assert row["ci_high"] == pytest.approx(mean + half, abs=1e-4)
+            assert bool(row["in_domain"]) == (name in IN_DOMAIN.get(train_id, []))
+    # best per column, in-domain cells excluded: mnli+wanli has the top mnli_dev mean but it is in-domain
+    assert set(got.index[got["best"]]) == {("wanli", "hans"), ("wanli", "anli"), ("wanli", "mnli_dev")}
+    md = result["md"].read_text()
+    assert "| wanli | **72.0** ± 2.8" in md and "| mnli | 55.0 ± 7.1 [-8.5, 118.5] n=2" in md
+    assert "92.0† ± 1.4" in md and "91.0† ± 1.4" in md
+    assert result["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert result["png"].stat().st_size > 1000
+
+
+def test_sets_select_and_order_columns_and_one_seed_has_no_interval(sweep, tmp_path):
+    for job in ("1", "3", "5"):   # drop seed 1 of every training set
+        (sweep / job / "metrics.csv").unlink()
+    result = report(_cfg([f"sweep={sweep}", "sets=[anli,hans]", f"out={tmp_path / 'out'}"]))
+    summary = result["summary"]
+    assert list(dict.fromkeys(summary["eval_set"])) == ["anli", "hans"]
+    assert (summary["n"] == 1).all() and summary[["std", "ci_low", "ci_high"]].isna().all().all()
+    assert "| mnli | 30.0 n=1 |" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_errors_name_the_folder_and_the_metric(tmp_path, sweep):
+    empty = tmp_path / "empty_sweep"
+    empty.mkdir()
+    with pytest.raises(FileNotFoundError, match="empty_sweep"):
+        report(_cfg([f"sweep={empty}"]))
+    with pytest.raises(ValueError, match="'f1'.*acc"):
+        report(_cfg([f"sweep={sweep}", "metric=f1"]))
+    with pytest.raises(ValueError, match="snli"):
+        report(_cfg([f"sweep={sweep}", "sets=[snli]"]))
+    with pytest.raises(ValueError, match="mnl1"):   # a typo in in_domain must not silently drop a dagger
+        report(_cfg([f"sweep={sweep}", "in_domain={mnl1:[mnli_dev]}"]))
+
+
+def test_in_domain_accepts_the_ascii_id_of_a_replacement():
+    """Hydra cannot spell '◇' in a dict key, so `mnli_rep_wanli` stands for `mnli◇wanli`."""
+    got = resolve_in_domain({"mnli_rep_wanli": ["mnli_dev"], "mnli+wanli": ["x"]}, ["mnli◇wanli", "mnli+wanli"])
+    assert got == {"mnli◇wanli": ["mnli_dev"], "mnli+wanli": ["x"]}
+
+
+def test_wandb_offline_logs_the_table_and_finishes(sweep, tmp_path, monkeypatch):
+    import wandb
+
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_DIR", str(tmp_path / "wb"))
+    for var in ("WANDB_CONFIG_DIR", "WANDB_CACHE_DIR", "WANDB_DATA_DIR"):
+        monkeypatch.setenv(var, str(tmp_path / "wb_state"))
+    (tmp_path / "wb").mkdir()
+    result = report(_cfg([f"sweep={sweep}", "wandb=true"]))
+    assert wandb.run is None   # finished
+    runs = list((tmp_path / "wb" / "wandb").glob("offline-run-*"))
+    assert len(runs) == 1 and Path(result["wandb_dir"]).is_relative_to(runs[0])
+    tables = list(runs[0].rglob("*.table.json"))
+    assert len(tables) == 1 and "wanli" in tables[0].read_text()
+    records = b"".join(p.read_bytes() for p in runs[0].glob("run-*.wandb"))   # the offline run's log
+    assert b"report-2026-01-01_00-00-00" in records   # the run's name
+
+
+def test_command_line(sweep):
+    """The Hydra entry point end to end, with an in-domain mapping whose key holds '+'."""
+    env = {**os.environ, "WANDB_MODE": "disabled"}
+    proc = subprocess.run([sys.executable, "-m", "nliforge.report", f"sweep={sweep}", _in_domain_override()],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "91.0†" in proc.stdout and (sweep / "report" / "report.png").is_file()
+    bad = subprocess.run([sys.executable, "-m", "nliforge.report", f"sweep={sweep / 'nothing'}"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert bad.returncode == 1 and "nothing" in bad.stderr
