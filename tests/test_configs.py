@@ -86,3 +86,52 @@ def test_cli_reports_unknown_train_set(tmp_path):
                           capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 2
     assert "unknown option 'nosuchset'; valid choices:" in proc.stderr and "synthetic" in proc.stderr
+
+
+def _eval_set_suites() -> dict[str, list[str]]:
+    """Eval-set name -> the suites that list it."""
+    out: dict[str, list[str]] = {}
+    for suite in _options("suite"):
+        for entry in OmegaConf.load(CONF / "suite" / f"{suite}.yaml").get("defaults", []):
+            for target, option in dict(entry).items():
+                if target.startswith("/data/eval_sets@"):
+                    out.setdefault(option, []).append(suite)
+    return out
+
+
+@pytest.mark.parametrize("eval_set", _options("data/eval_sets"))
+def test_every_eval_set_composes_through_a_suite(eval_set, tmp_path):
+    suites = _eval_set_suites().get(eval_set)
+    assert suites, f"eval set {eval_set} is in no suite"
+    cfg = compose_config("train", [f"suite={suites[0]}"], tmp_path, tmp_path)
+    node = resolved(cfg)["suite"]["sets"][eval_set]
+    assert node["name"] == eval_set and int(node["version"]) >= 1
+
+
+@pytest.mark.parametrize("eval_set", _options("data/eval_sets"))
+def test_every_eval_set_label_map_covers_its_labels(eval_set):
+    """The set's label map yields every gold label of its class space, and an id-keyed (Hub
+    ClassLabel) map yields nothing outside it: a 2-class set cannot borrow a 3-class id map."""
+    from nliforge.data.derivations import DERIVATIONS
+    from nliforge.data.hub import HUB_SOURCES
+    from nliforge.data.labels import SOURCE_LABEL_MAPS
+    from nliforge.data.registry import LOADERS, gold_labels_for
+
+    spec = OmegaConf.to_container(OmegaConf.load(CONF / "data/eval_sets" / f"{eval_set}.yaml"))
+    assert spec["loader"] in LOADERS
+    allowed = set(gold_labels_for(spec))
+    if spec["loader"] == "derived":
+        assert spec["derivation"] in DERIVATIONS
+        base = spec["base"]
+        assert (CONF / "data/eval_sets" / f"{base}.yaml").is_file(), base
+        return
+    if spec["loader"] in ("world", "jsonl"):
+        return  # our own data model: label names, checked on read
+    if spec["loader"] == "hub":
+        assert spec.get("source") in HUB_SOURCES, spec
+    label_map = spec.get("label_map") or HUB_SOURCES.get(spec.get("source"), {}).get("label_map")
+    table = SOURCE_LABEL_MAPS[label_map] if isinstance(label_map, str) else dict(label_map)
+    produced = {v for v in table.values() if v is not None}
+    assert allowed <= produced, (eval_set, label_map)
+    if all(isinstance(k, int) and not isinstance(k, bool) for k in table) and not spec.get("binarize_gold"):
+        assert produced <= allowed, (eval_set, label_map)

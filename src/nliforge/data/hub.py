@@ -7,7 +7,8 @@ fails at once with DatasetNotCachedError instead of retrying the network.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tqdm.auto import tqdm
@@ -33,6 +34,23 @@ HUB_SOURCES: dict[str, dict[str, Any]] = {
     # before relying on it, and swap with `fields` if needed.
     "fever_nli": {"path": "pietrolesci/nli_fever", "label_map": "fever_nli",
                   "fields": {"premise": "premise", "hypothesis": "hypothesis", "label": "label"}},
+    # HANS (McCoy et al. 2019): `validation` is the 30,000-pair evaluation set; 0 e, 1 non-entailment.
+    # heuristic/subcase/template go to meta for per-heuristic scores.
+    "hans": {"path": "jhu-cogsci/hans", "label_map": "hans",
+             "fields": {"premise": "premise", "hypothesis": "hypothesis", "label": "label"},
+             "meta_fields": ["heuristic", "subcase", "template"]},
+    # GLUE configs (nyu-mll/glue). QNLI: WANLI uses premise = sentence, hypothesis = question.
+    "glue_qnli": {"path": "nyu-mll/glue", "label_map": "qnli",
+                  "fields": {"premise": "sentence", "hypothesis": "question", "label": "label", "uid": "idx"}},
+    # WNLI's ids are reversed: 0 not_entailment, 1 entailment.
+    "glue_wnli": {"path": "nyu-mll/glue", "label_map": "wnli",
+                  "fields": {"premise": "sentence1", "hypothesis": "sentence2", "label": "label", "uid": "idx"}},
+    "glue_rte": {"path": "nyu-mll/glue", "label_map": "rte",
+                 "fields": {"premise": "sentence1", "hypothesis": "sentence2", "label": "label", "uid": "idx"}},
+    # BIG-bench tasks as used by lm-eval-harness (`hails/bigbench`, config `<task>_zero_shot`):
+    # premise and hypothesis are parsed out of `inputs`; the gold label is `targets[0]` (a name).
+    "bigbench": {"path": "hails/bigbench", "label_map": "nli_names",
+                 "fields": {"label": "targets", "uid": "idx"}},
 }
 
 
@@ -63,28 +81,78 @@ def load_hub_records(spec: Mapping[str, Any], where: str) -> list[Record]:
     if not path:
         raise NLIDataError(f"{where}.path: no Hub id given and {source!r} is not a known source; "
                            f"known: {', '.join(HUB_SOURCES)}")
-    fields = {**defaults.get("fields", {}), **dict(spec.get("fields") or {})}
-    label_map = spec.get("label_map") or defaults.get("label_map")
     split = spec.get("split", "train")
     table = _load_hf(path, spec.get("config"), split, where)
-    missing = [f"{k}={v}" for k, v in fields.items() if k != "uid" and v not in table.column_names]
-    if missing:
-        raise NLIDataError(f"{where}.fields: columns {missing} not in {path} (has {table.column_names})")
     limit = spec.get("limit")
     n = len(table) if limit is None else min(int(limit), len(table))
-    records = []
-    cols = {k: table[v][:n] for k, v in fields.items() if v in table.column_names}
+    resolved = resolve_source(spec, defaults)
+    wanted = {*resolved["fields"].values(), *resolved["meta_fields"]}
+    if resolved["parse"]:
+        wanted.add(resolved["parse"].get("column"))
+    columns = {c: table[c][:n] for c in table.column_names if c in wanted}
+    return columns_to_records(spec, where, columns, table.column_names, n, resolved,
+                              {"hub": path, "split": split}, f"{path} row")
+
+
+def resolve_source(spec: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """Fields, label map, meta fields and parse rule of a set: its YAML over its source's defaults."""
+    parse = spec.get("parse", defaults.get("parse"))
+    fields = {**defaults.get("fields", {}), **dict(spec.get("fields") or {})}
+    if parse:  # premise and hypothesis come out of one text column
+        fields = {k: v for k, v in fields.items() if k not in ("premise", "hypothesis")}
+    return {"fields": fields, "label_map": spec.get("label_map") or defaults.get("label_map"),
+            "meta_fields": list(spec.get("meta_fields", defaults.get("meta_fields")) or []),
+            "parse": dict(parse) if parse else None}
+
+
+def columns_to_records(spec: Mapping[str, Any], where: str, columns: Mapping[str, Sequence[Any]],
+                       column_names: Sequence[str], n: int, resolved: Mapping[str, Any],
+                       meta: Mapping[str, Any], row_name: str) -> list[Record]:
+    """Map n rows of named columns into Records by the set's fields, label map and parse rule."""
+    fields, label_map, parse = resolved["fields"], resolved["label_map"], resolved["parse"]
+    needed = [f"{k}={v}" for k, v in fields.items() if k != "uid" and v not in column_names]
+    if parse and parse.get("column") not in column_names:
+        needed.append(f"parse.column={parse.get('column')}")
+    if needed:
+        raise NLIDataError(f"{where}.fields: columns {needed} not in {meta.get('hub') or meta.get('file')} "
+                           f"(has {list(column_names)})")
+    if label_map is None:
+        raise NLIDataError(f"{where}.label_map: no label map given and the source has none; "
+                           f"name one of {', '.join(sorted(SOURCE_LABEL_MAPS))} or give raw -> name")
+    pattern = None
+    if parse:
+        try:
+            pattern = re.compile(str(parse["pattern"]), re.DOTALL)
+        except (KeyError, re.error) as err:
+            raise NLIDataError(f"{where}.parse.pattern: needs a regex with groups (?P<premise>..) and "
+                               f"(?P<hypothesis>..): {err}") from None
+    cols = {k: columns[v] for k, v in fields.items() if v in columns}
+    meta_cols = {k: columns[k] for k in resolved["meta_fields"] if k in columns}
     table = _label_table(label_map, where)
+    split = meta.get("split", "")
+    records = []
     for i in tqdm(range(n), desc=f"load {spec['name']}", disable=n < 50_000, mininterval=2):
         raw = cols["label"][i]
+        if isinstance(raw, (list, tuple)):  # BIG-bench `targets`: the first target is the gold one
+            raw = raw[0] if raw else None
         if raw not in table:
-            _raise_unmapped(label_map, raw, f"{where} ({path} row {i})")
+            _raise_unmapped(label_map, raw, f"{where} ({row_name} {i})")
         label = table[raw]
         if label is None:  # no gold label (SNLI -1): dropped, as every paper does
             continue
-        uid = f"{spec['name']}-{split}-{cols['uid'][i] if 'uid' in cols else i}"
-        records.append(Record(uid, cols["premise"][i], cols["hypothesis"][i], label, spec["name"],
-                              {"hub": path, "split": split, "row": i}))
+        if pattern is not None:
+            text = columns[parse["column"]][i]
+            found = pattern.search(text or "")
+            if found is None:
+                raise NLIDataError(f"{where}.parse.pattern: no match in {row_name} {i} "
+                                   f"column {parse['column']!r}: {str(text)[:120]!r}")
+            premise, hypothesis = found.group("premise").strip(), found.group("hypothesis").strip()
+        else:
+            premise, hypothesis = cols["premise"][i], cols["hypothesis"][i]
+        uid = f"{spec['name']}-{split}-{cols['uid'][i] if 'uid' in cols else i}" if split else \
+            f"{spec['name']}-{cols['uid'][i] if 'uid' in cols else i}"
+        row_meta = {**meta, "row": i, **{k: v[i] for k, v in meta_cols.items()}}
+        records.append(Record(uid, premise, hypothesis, label, spec["name"], row_meta))
     return records
 
 

@@ -43,6 +43,20 @@ SOURCE_LABEL_MAPS: dict[str, dict[object, str | None]] = {
     "wnli": {0: NON_ENTAILMENT, 1: "entailment"},
     "qnli": {0: "entailment", 1: NON_ENTAILMENT},
     "hans": {0: "entailment", 1: NON_ENTAILMENT},
+    "rte": {0: "entailment", 1: NON_ENTAILMENT},
+    # Raw label strings of the authors' files (MNLI/SNLI jsonl `gold_label`, Naik, MNLI-hard
+    # `labels.test`, GLUE `diagnostic-full.tsv` Label, BIG-bench targets, HANS tsv); "-" and ""
+    # mean no gold label and are dropped.
+    "nli_names": {
+        "entailment": "entailment", "neutral": "neutral", "contradiction": "contradiction",
+        "non-entailment": NON_ENTAILMENT, "not_entailment": NON_ENTAILMENT, "not-entailment": NON_ENTAILMENT,
+        "non-contradiction": NON_CONTRADICTION, "no-entailment": NON_ENTAILMENT, "-": None, "": None,
+    },
+    # Liu et al. (2020b) mirrors on the Hub: IS-SD (HANS) is reversed, LI-TS is contradiction-binary.
+    "robust_nli_is_sd": {0: NON_ENTAILMENT, 1: "entailment"},
+    "robust_nli_li_ts": {0: NON_CONTRADICTION, 1: "contradiction"},
+    # NQ-NLI (Chen et al. 2021) jsonl: `is_correct`.
+    "nq_nli": {True: "entailment", False: NON_ENTAILMENT},
     # Label names used by our own JSONL files and the synthetic world.
     "names": {name: name for name in ALL_GOLD_LABELS},
 }

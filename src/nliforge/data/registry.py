@@ -1,11 +1,14 @@
 """Resolve a train-set or eval-set config node into Records, whatever the loader.
 
 Loaders: `jsonl` (our data model on disk), `hub` (a Hugging Face dataset, or a local folder
-`datasets` can read), `world` (a split of the synthetic NLI world, built on demand).
+`datasets` can read), `world` (a split of the synthetic NLI world, built on demand), `file`
+(an authors' release file with its own schema, see data/files.py), `derived` (a deterministic
+transformation of another set, see data/derivations.py).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -15,7 +18,8 @@ from nliforge.data.jsonl import read_jsonl
 from nliforge.data.labels import LABELS, NON_CONTRADICTION, NON_ENTAILMENT
 from nliforge.data.records import Record
 
-LOADERS = ("jsonl", "hub", "world")
+log = logging.getLogger(__name__)
+LOADERS = ("jsonl", "hub", "world", "file", "derived")
 
 
 def gold_labels_for(spec: Mapping[str, Any]) -> tuple[str, ...]:
@@ -45,17 +49,29 @@ def load_set(spec: Mapping[str, Any], where: str, world: Mapping[str, Any] | Non
     if loader == "jsonl":
         if not spec.get("path"):
             raise NLIDataError(f"{where}.path: a jsonl set needs a file path")
+        if spec.get("url") and not Path(str(spec["path"])).is_file():
+            from nliforge.data.files import missing_file_error
+
+            raise missing_file_error(spec, where, Path(str(spec["path"])))
         records = read_jsonl(spec["path"], allowed_labels=tuple(dict.fromkeys(LABELS + allowed)), allow_unlabeled=False)
     elif loader == "hub":
         from nliforge.data.hub import load_hub_records
 
         records = load_hub_records(spec, where)
+    elif loader == "file":
+        from nliforge.data.files import load_file_records
+
+        records = load_file_records(spec, where)
+    elif loader == "derived":
+        records = _load_derived(spec, where, world, cache_dir)
     else:
         records = _load_world(spec, where, world, cache_dir)
     if spec.get("binarize_gold") and len(allowed) == 2:
         records = binarize_gold(records, allowed)
     _check_labels(records, allowed, spec, where)
     limit = spec.get("limit")
+    if limit is None and spec.get("expected_size") is not None and len(records) != int(spec["expected_size"]):
+        log.warning("%s: loaded %d records, expected_size is %s", where, len(records), spec["expected_size"])
     return records if limit is None else records[: int(limit)]
 
 
@@ -70,6 +86,53 @@ def _load_world(spec, where, world, cache_dir) -> list[Record]:
     cfg = WorldConfig.from_dict(dict(world))
     folder = ensure_world(cfg, Path(cache_dir) / "world")
     return read_jsonl(folder / f"{split}.jsonl")
+
+
+def eval_set_spec(name: str, where: str, cache_dir: str | Path = "data_cache") -> dict[str, Any]:
+    """The node of `conf/data/eval_sets/<name>.yaml`, `${paths.cache_dir}` resolved to cache_dir."""
+    from omegaconf import OmegaConf
+
+    from nliforge.utils.cli import CONF_DIR
+
+    folder = Path(CONF_DIR) / "data" / "eval_sets"
+    path = folder / f"{name}.yaml"
+    if not path.is_file():
+        from nliforge.world import SPLITS
+
+        known = sorted(p.stem for p in folder.glob("*.yaml"))
+        raise NLIDataError(f"{where}={name!r}: neither an eval set in {folder} nor a world split; "
+                           f"eval sets: {', '.join(known)}; world splits: {', '.join(SPLITS)}")
+    node = OmegaConf.create({"paths": {"cache_dir": str(cache_dir), "root_dir": "."}, "set": OmegaConf.load(path)})
+    return OmegaConf.to_container(node, resolve=True)["set"]
+
+
+def _load_derived(spec, where, world, cache_dir) -> list[Record]:
+    """`base` (an eval-set name, a world split or an inline set node) transformed by `derivation`."""
+    from nliforge.data.derivations import DERIVATIONS, derive
+
+    name = spec.get("derivation")
+    if name not in DERIVATIONS:
+        raise NLIDataError(f"{where}.derivation={name!r}: unknown derivation; valid: {', '.join(sorted(DERIVATIONS))}")
+    base = spec.get("base")
+    if not base:
+        raise NLIDataError(f"{where}.base: a derived set needs `base`: an eval-set name, a world split, "
+                           f"or a set node")
+    if isinstance(base, Mapping):
+        base_spec = dict(base)
+        base_spec.setdefault("name", f"{spec['name']}_base")
+    else:
+        from nliforge.utils.cli import CONF_DIR
+        from nliforge.world import SPLITS
+
+        is_eval_set = (Path(CONF_DIR) / "data" / "eval_sets" / f"{base}.yaml").is_file()
+        if not is_eval_set and base in SPLITS:
+            base_spec = {"name": f"world_{base}", "loader": "world", "split": base, "num_classes": 3}
+        else:
+            base_spec = eval_set_spec(str(base), f"{where}.base", cache_dir)
+    if base_spec.get("name") == spec["name"]:
+        raise NLIDataError(f"{where}.base={base!r}: a derived set cannot be its own base")
+    base_records = load_set(base_spec, f"{where}.base", world, cache_dir)
+    return derive(base_records, name, int(spec.get("seed", 0)), f"{where}.derivation", spec["name"])
 
 
 def binarize_gold(records: list[Record], allowed: tuple[str, ...]) -> list[Record]:

@@ -1,0 +1,177 @@
+"""Deterministic derivations: challenge sets rebuilt offline from any list of Records.
+
+An eval-set YAML names one with `loader: derived`, `base: <eval set name | world split>` and
+`derivation: <name>`; `registry.load_set` loads the base and applies it. Each derivation is a
+pure function of the records (and, for `stress_spelling`, of `seed`), so the same base gives the
+same bytes on every machine.
+
+Naik et al. (2018) stress tests (procedures in shared/EVAL_SETS.md §3, §4.2):
+
+- `stress_word_overlap`  hypothesis gets the tautology " and true is true";
+- `stress_negation`      hypothesis gets " and false is not true";
+- `stress_length_mismatch` premise gets " and true is true" five times;
+
+  all three with the authors' insertion rule (`insert_at_sentence_end`): the addition goes just
+  before the FIRST sentence-final punctuation ([.!?] and the whitespace after it), any text
+  after that first sentence is dropped, and a sentence with no [.!?] gets the addition at its
+  end. Gold labels are unchanged. Over MNLI dev these reproduce the released files' sentences
+  (the released files are also sorted by premise; we keep the base order, which does not change
+  accuracy).
+- `stress_spelling`      one content word of the hypothesis gets two adjacent characters swapped,
+  chosen by a random generator seeded with (`seed`, record uid), so a record's perturbation does
+  not depend on the order or the size of the set. A *content word* here is a whitespace token
+  which, with its leading/trailing punctuation stripped, is letters only, at least 2 letters
+  long, not in `FUNCTION_WORDS` (articles, pronouns, prepositions, conjunctions, auxiliaries
+  and modals, negation, quantifiers) and has two adjacent differing letters (so the swap
+  changes it). Pairs whose hypothesis has no content word are dropped. Naik's own script is
+  unseeded and also mixes in keyboard-adjacent substitutions, so this set is Naik-*like*, not
+  byte-identical to the released one. Gold labels are unchanged.
+
+Liu et al. (2020b) LI-TS (text swap, EVAL_SETS.md §4.3):
+
+- `li_ts` premise and hypothesis swapped; contradiction stays contradiction, entailment and
+  neutral become non-contradiction (a 2-class set with `positive: contradiction`).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Sequence
+
+from nliforge.data.errors import NLIDataError
+from nliforge.data.labels import NON_CONTRADICTION
+from nliforge.data.records import Record
+
+TAUTOLOGY = " and true is true"
+NEGATED_FALSEHOOD = " and false is not true"
+LENGTH_MISMATCH_REPEATS = 5
+
+FUNCTION_WORDS: frozenset[str] = frozenset("""
+a an the this that these those
+i me my mine myself you your yours yourself yourselves he him his himself she her hers herself
+it its itself we us our ours ourselves they them their theirs themselves one ones
+who whom whose which what whatever whoever
+about above across after against along among around as at before behind below beneath beside
+besides between beyond by down during except for from in inside into like near of off on onto
+out outside over past per since through throughout till to toward towards under underneath
+until up upon via with within without
+and or but nor so yet if then than because although though while whereas unless whether
+am is are was were be been being have has had having do does did doing done
+will would shall should can could may might must ought
+not no nor never none nothing nobody
+all any both each either every few many more most much neither other several some such
+there here where when why how also just only too very
+""".split())
+
+Derivation = Callable[[Sequence[Record], int], list[Record]]
+DERIVATIONS: dict[str, Derivation] = {}
+# Label space each derivation yields when it is not the base's: the YAML must agree.
+DERIVED_CLASSES: dict[str, tuple[int, str | None]] = {"li_ts": (2, "contradiction")}
+
+_SENTENCE_END = re.compile(r"[.!?]\s*")
+
+
+def register_derivation(name: str) -> Callable[[Derivation], Derivation]:
+    def deco(fn: Derivation) -> Derivation:
+        if name in DERIVATIONS:
+            raise ValueError(f"derivation {name!r} registered twice")
+        DERIVATIONS[name] = fn
+        return fn
+    return deco
+
+
+def derive(records: Sequence[Record], derivation: str, seed: int = 0, where: str = "derivation",
+           source: str | None = None) -> list[Record]:
+    """Apply the named derivation; uids get a `~<derivation>` suffix and meta the base uid."""
+    if derivation not in DERIVATIONS:
+        raise NLIDataError(f"{where}={derivation!r}: unknown derivation; valid: {', '.join(sorted(DERIVATIONS))}")
+    out = DERIVATIONS[derivation](records, int(seed))
+    return [Record(f"{r.uid}~{derivation}", r.premise, r.hypothesis, r.label,
+                   source if source is not None else r.source,
+                   {**r.meta, "derivation": derivation, "base_uid": r.uid})
+            for r in out]
+
+
+def insert_at_sentence_end(text: str, addition: str) -> str:
+    """Naik's insertion rule: `addition` before the first [.!?] (text after that sentence dropped)."""
+    match = _SENTENCE_END.search(text)
+    if match is None:
+        return text + addition
+    return text[: match.start()] + addition + match.group(0)
+
+
+def _replace(r: Record, premise: str | None = None, hypothesis: str | None = None,
+             label: str | None = None) -> Record:
+    return Record(r.uid, r.premise if premise is None else premise, r.hypothesis if hypothesis is None else hypothesis,
+                  r.label if label is None else label, r.source, dict(r.meta))
+
+
+@register_derivation("stress_word_overlap")
+def stress_word_overlap(records: Sequence[Record], seed: int = 0) -> list[Record]:
+    return [_replace(r, hypothesis=insert_at_sentence_end(r.hypothesis, TAUTOLOGY)) for r in records]
+
+
+@register_derivation("stress_negation")
+def stress_negation(records: Sequence[Record], seed: int = 0) -> list[Record]:
+    return [_replace(r, hypothesis=insert_at_sentence_end(r.hypothesis, NEGATED_FALSEHOOD)) for r in records]
+
+
+@register_derivation("stress_length_mismatch")
+def stress_length_mismatch(records: Sequence[Record], seed: int = 0) -> list[Record]:
+    addition = TAUTOLOGY * LENGTH_MISMATCH_REPEATS
+    return [_replace(r, premise=insert_at_sentence_end(r.premise, addition)) for r in records]
+
+
+def _swappable_positions(word: str) -> list[int]:
+    return [i for i in range(len(word) - 1) if word[i] != word[i + 1]]
+
+
+def content_word_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each content word of `text` (see the module docstring for the definition)."""
+    spans = []
+    for tok in re.finditer(r"\S+", text):
+        core = re.search(r"^\W*(.*?)\W*$", tok.group(0))
+        word = core.group(1)
+        start = tok.start() + core.start(1)
+        if (len(word) >= 2 and word.isalpha() and word.isascii() and word.lower() not in FUNCTION_WORDS
+                and _swappable_positions(word)):
+            spans.append((start, start + len(word)))
+    return spans
+
+
+def swap_in_content_word(text: str, rng: random.Random) -> str | None:
+    """Swap two adjacent (differing) characters of one random content word; None if there is none."""
+    spans = content_word_spans(text)
+    if not spans:
+        return None
+    start, end = rng.choice(spans)
+    word = text[start:end]
+    i = rng.choice(_swappable_positions(word))
+    return text[:start] + word[:i] + word[i + 1] + word[i] + word[i + 2:] + text[end:]
+
+
+@register_derivation("stress_spelling")
+def stress_spelling(records: Sequence[Record], seed: int = 0) -> list[Record]:
+    out = []
+    for r in records:
+        # str seeds are hashed with SHA-512 by `random`: stable across processes and platforms
+        perturbed = swap_in_content_word(r.hypothesis, random.Random(f"{seed}|{r.uid}"))
+        if perturbed is not None:
+            out.append(_replace(r, hypothesis=perturbed))
+    return out
+
+
+@register_derivation("li_ts")
+def li_ts(records: Sequence[Record], seed: int = 0) -> list[Record]:
+    out = []
+    for r in records:
+        if r.label == "contradiction":
+            label = "contradiction"
+        elif r.label in ("entailment", "neutral", NON_CONTRADICTION):
+            label = NON_CONTRADICTION
+        else:
+            raise NLIDataError(f"li_ts: record {r.uid!r} has label {r.label!r}; the text swap needs "
+                               f"entailment, neutral or contradiction gold labels")
+        out.append(_replace(r, premise=r.hypothesis, hypothesis=r.premise, label=label))
+    return out
