@@ -23,6 +23,8 @@ def check_group_choices(args: Sequence[str], conf_dir: str | Path) -> None:
         if not match or "(" in match["value"]:  # sweep functions such as glob(*) are Hydra's to expand
             continue
         group = match["group"]
+        if group.startswith("hydra/"):  # Hydra's own groups also hold plugin presets (submitit_slurm, ...)
+            continue
         folder = conf_dir / group
         if not folder.is_dir() or (conf_dir / f"{group}.yaml").is_file():
             continue
