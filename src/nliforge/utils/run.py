@@ -22,6 +22,18 @@ def prepare_output_dir(cfg: DictConfig) -> Path:
     return out
 
 
+def sweep_group() -> str | None:
+    """The sweep folder's name when this job is part of a Hydra multirun, else None."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+        from hydra.types import RunMode
+
+        hc = HydraConfig.get()
+    except (ImportError, ValueError):   # not under @hydra.main (tests, library use)
+        return None
+    return Path(hc.sweep.dir).name if hc.mode == RunMode.MULTIRUN else None
+
+
 def build_loggers(cfg: DictConfig, run_name: str, out: Path) -> list:
     """Lightning loggers from the `logger` group; W&B files are kept inside the run folder."""
     loggers = []
@@ -35,6 +47,8 @@ def build_loggers(cfg: DictConfig, run_name: str, out: Path) -> list:
                 os.environ[var] = str(out / "wandb_files")
             Path(out / "wandb_files").mkdir(parents=True, exist_ok=True)
             kwargs = {"name": run_name}
+            if node.get("group") is None and sweep_group():
+                kwargs["group"] = sweep_group()   # a multirun's jobs side by side in W&B
         logger = instantiate(node, f"logger.{key}", **kwargs)
         logger.log_hyperparams(OmegaConf.to_container(cfg, resolve=True))
         loggers.append(logger)
