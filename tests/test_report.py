@@ -6,6 +6,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -118,7 +119,13 @@ def test_wandb_offline_logs_the_table_and_finishes(sweep, tmp_path, monkeypatch)
     assert len(runs) == 1 and Path(result["wandb_dir"]).is_relative_to(runs[0])
     tables = list(runs[0].rglob("*.table.json"))
     assert len(tables) == 1 and "wanli" in tables[0].read_text()
-    records = b"".join(p.read_bytes() for p in runs[0].glob("run-*.wandb"))   # the offline run's log
+    # the offline run's log names the run; W&B's writer process may still be flushing it after finish()
+    deadline = time.monotonic() + 30
+    while True:
+        records = b"".join(p.read_bytes() for p in runs[0].glob("run-*.wandb"))
+        if b"report-2026-01-01_00-00-00" in records or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     assert b"report-2026-01-01_00-00-00" in records   # the run's name
 
 
