@@ -4,6 +4,7 @@ distribution, a step clock, and a guard against other processes sharing the CPU.
 from __future__ import annotations
 
 import logging
+import json
 import math
 import os
 import time
@@ -152,3 +153,11 @@ def quiet():
         transformers.logging.set_verbosity_error()
     except Exception:  # pragma: no cover
         pass
+
+
+def write_summary(summary: dict, out) -> Path:
+    """The run's numbers as JSON at `out` (folders created); what README numbers are copied from."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(summary, indent=2, default=str))
+    return out

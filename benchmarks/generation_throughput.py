@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import platform
 import shutil
@@ -33,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import CONTENT_WORDS, FUNCTION_WORDS, _cpu_snapshot, wait_until_idle  # noqa: E402
+from common import CONTENT_WORDS, FUNCTION_WORDS, _cpu_snapshot, wait_until_idle, write_summary  # noqa: E402
 
 from nliforge.generation.backends.openai_api import OpenAICompletions
 from nliforge.generation.cache import ResponseCache
@@ -191,10 +190,7 @@ def report(args, runs: dict, seq: dict) -> dict:
                "runs": runs, "sequential": seq,
                "env": {"python": sys.version.split()[0], "platform": platform.platform(), "cpu_count": os.cpu_count(),
                        "openai": __import__("openai").__version__, "aiohttp": __import__("aiohttp").__version__}}
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(summary, indent=2, default=str))
-    print(f"wrote {out}")
+    print(f"wrote {write_summary(summary, args.out)}")
     return summary
 
 

@@ -21,7 +21,6 @@ buffer of ``--score-budget`` floats.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import resource
@@ -32,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from common import _cpu_snapshot, wait_until_idle  # noqa: E402
+from common import _cpu_snapshot, wait_until_idle, write_summary  # noqa: E402
 
 from nliforge.generation.exemplars import BLOCK, SCORE_BUDGET, same_label_neighbours
 
@@ -141,8 +140,7 @@ def main(argv=None) -> int:
           f"{s['other_cpu_during_search']:.0%} of the CPU during the search")
     print(f"check vs brute force: {s['check']}")
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(s, indent=2))
+        write_summary(s, args.out)
     return 0 if s["check"]["same_sims_1e-5"] == s["check"]["checked"] else 1
 
 

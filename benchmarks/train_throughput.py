@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import copy
 import gc
-import json
 import math
 import os
 import platform
@@ -45,7 +44,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from common import Clock, _cpu_snapshot, _timed, quiet, synthetic_records, wait_until_idle  # noqa: E402
+from common import Clock, _cpu_snapshot, _timed, quiet, synthetic_records, wait_until_idle, write_summary  # noqa: E402
 
 # --------------------------------------------------------------------------- models
 class Backbone:
@@ -299,10 +298,7 @@ def main(argv=None) -> dict:
                 "cpu_count": os.cpu_count(), "threads": threads,
                 "cuda": torch.cuda.get_device_name(0) if args.device == "cuda" else None},
     })
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(summary, indent=2, default=str))
-    print(f"wrote {out}")
+    print(f"wrote {write_summary(summary, args.out)}")
     return summary
 
 

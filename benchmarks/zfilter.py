@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
-import json
 import random
 import sys
 import time
@@ -32,7 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import wait_until_idle  # noqa: E402
+from common import wait_until_idle, write_summary  # noqa: E402
 
 from nliforge.data.labels import LABELS  # noqa: E402
 from nliforge.filtering.features import FeatureSpace, example_features  # noqa: E402
@@ -121,8 +120,7 @@ def main(argv=None) -> dict:
     summary["speedup_on_subset"] = summary["reference_subset_s"] / summary["zfilter_subset_s"]
     summary["top3"] = {lab: fs[:3] for lab, fs in res.final_biased.items()}
     _report(summary)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(summary, indent=2))
+    write_summary(summary, args.out)
     return summary
 
 

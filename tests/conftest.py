@@ -69,3 +69,15 @@ def classifier_run_dir(tmp_path_factory, world_cache) -> Path:
                                    "trainer.enable_progress_bar=false", "data.save_train_set=true"], out, world_cache)
     train(cfg)
     return out
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Tiny models run faster on one thread (and far faster when other processes share the cores).
+    Use per module: `pytestmark = pytest.mark.usefixtures("one_torch_thread")`."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 
 import pytest
-import torch
 from transformers import AutoTokenizer
 
 from nliforge.data.errors import NLIDataError
@@ -17,17 +16,10 @@ from nliforge.models import causal_lm
 from nliforge.models.causal_lm import META_NAME, read_lm_meta, train_prompt_lm
 from nliforge.world import WorldConfig, generate_split
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 SHORT = dict(n_layer=1, n_embd=64, n_head=2, steps=50, batch_size=8, lr=5e-3, seq_len=128, seed=0,
              vocab_size=600, progress=False)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models train faster on one thread (and far faster when other processes share the cores)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")

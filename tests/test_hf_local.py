@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-import torch
 
 from nliforge.generation.backends.hf_local import HFLocal, sample_seed
 from nliforge.generation.demo_corpus import prompt_documents
@@ -12,16 +11,9 @@ from nliforge.generation.types import BatchBackend, Failure, GenerationError, Ge
 from nliforge.models.causal_lm import train_prompt_lm
 from nliforge.world import WorldConfig, generate_split
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 SEQ_LEN = 160
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models run faster on one thread (and far faster when other processes share the cores)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")

@@ -27,14 +27,7 @@ from nliforge.world import WorldConfig, generate_split
 
 from conftest import CONF_DIR
 
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models train faster on one thread (and far faster when other processes share the cores)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ the pure function; `main` is the thin Hydra entry point."""
 from __future__ import annotations
 
 import logging
-import sys
 from pathlib import Path
 
 import hydra
@@ -15,7 +14,7 @@ from nliforge.data.jsonl import atomic_write_text
 from nliforge.generation.types import GenerationError
 from nliforge.pipeline.engine import check_stage_list, run_stages, summary_table
 from nliforge.pipeline.run_folder import RunFolder
-from nliforge.utils.cli import CONF_DIR, run_cli
+from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 
 log = logging.getLogger("nliforge.generate")
 FINAL = "dataset.jsonl"
@@ -49,11 +48,8 @@ def _record_line(row: dict) -> str:
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="generate")
 def _hydra_main(cfg: DictConfig) -> None:
-    try:
+    with one_line_errors(GenerationError, NLIDataError):
         generate(cfg)
-    except (GenerationError, NLIDataError) as err:   # a clear one-line message, no traceback wall
-        print(f"error: {err}", file=sys.stderr)
-        raise SystemExit(1) from None
 
 
 def main() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import sys
 from pathlib import Path
 
 import hydra
@@ -13,7 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 from nliforge.data.combine import ASCII_SYMBOL, SYMBOL
 from nliforge.evaluation import report_files
 from nliforge.evaluation.table import collect_metrics, find_run_dirs, summary_table
-from nliforge.utils.cli import CONF_DIR, run_cli
+from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 
 log = logging.getLogger("nliforge.report")
 KEY = ["train_id", "seed", "eval_set", "metric"]
@@ -73,11 +72,8 @@ def report(cfg: DictConfig) -> dict:
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="report")
 def _hydra_main(cfg: DictConfig) -> None:
-    try:
+    with one_line_errors(FileNotFoundError, ValueError):
         result = report(cfg)
-    except (FileNotFoundError, ValueError) as err:   # one clear line, no traceback wall
-        print(f"error: {err}", file=sys.stderr)
-        raise SystemExit(1) from None
     print(result["md"].read_text())
 
 

@@ -13,8 +13,6 @@ import hashlib
 import json
 import math
 import os
-import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -23,6 +21,7 @@ import torch
 from tqdm.auto import tqdm
 from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
+from nliforge.utils.folders import build_folder
 from nliforge.models.tiny_tokenizer import train_causal_tokenizer
 
 META_NAME = "nliforge_lm.json"
@@ -90,10 +89,8 @@ def train_prompt_lm(documents: Sequence[str], out_dir: str | os.PathLike, *, n_l
     meta = read_lm_meta(out_dir)
     if meta is not None and meta.get("digest") == digest:
         return out_dir
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp", dir=out_dir.parent))
-    try:
-        os.chmod(tmp, 0o755)
+
+    def build(tmp: Path) -> None:
         tokenizer = train_causal_tokenizer(documents, vocab_size=vocab_size)
         stream = _token_stream(documents, tokenizer)
         model = _build_model(settings, tokenizer)
@@ -101,11 +98,8 @@ def train_prompt_lm(documents: Sequence[str], out_dir: str | os.PathLike, *, n_l
         _save(model, tokenizer, tmp, {"digest": digest, "settings": asdict(settings),
                                       "n_documents": len(documents), "n_tokens": int(stream.numel()),
                                       **_loss_summary(losses)})
-        _swap_into_place(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out_dir
+
+    return build_folder(out_dir, build)
 
 
 def _token_stream(documents: Sequence[str], tokenizer: PreTrainedTokenizerFast) -> torch.Tensor:
@@ -175,14 +169,3 @@ def _save(model: GPT2LMHeadModel, tokenizer: PreTrainedTokenizerFast, folder: Pa
     (folder / META_NAME).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     for path in folder.iterdir():
         os.chmod(path, 0o644)
-
-
-def _swap_into_place(tmp: Path, out_dir: Path) -> None:
-    """Rename tmp to out_dir; a stale out_dir (other settings, or unfinished) is replaced."""
-    old = None
-    if out_dir.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".old", dir=out_dir.parent))
-        os.replace(out_dir, old / "lm")
-    os.replace(tmp, out_dir)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)

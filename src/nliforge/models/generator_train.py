@@ -14,8 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,10 +26,11 @@ from torch.utils.data import DataLoader
 from transformers import AutoModelForCausalLM, AutoTokenizer, GPT2Config, GPT2LMHeadModel
 
 from nliforge.data.records import Record
-from nliforge.models.causal_lm import META_NAME, _swap_into_place, read_lm_meta
+from nliforge.models.causal_lm import META_NAME, read_lm_meta
 from nliforge.models.nli_generator import (GeneratorExample, NLIGenerator, add_label_tokens, collate,
                                            encode_examples)
 from nliforge.models.tiny_tokenizer import train_causal_tokenizer
+from nliforge.utils.folders import build_folder
 from nliforge.utils.instantiate import instantiate
 
 GENERATOR_VERSION = 1  # bump when training changes, so folders trained by older code are not reused
@@ -138,20 +137,14 @@ def train_generator(records: Sequence[Record], out_dir: str | os.PathLike, cfg: 
     meta = read_lm_meta(out_dir)
     if meta is not None and meta.get("digest") == digest:
         return out_dir
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp", dir=out_dir.parent))
-    try:
-        os.chmod(tmp, 0o755)
+    def build(tmp: Path) -> None:
         start = time.perf_counter()
         model, tokenizer = build_model_and_tokenizer(cfg, examples)
         module = _fit(model, tokenizer, examples, cfg, progress)
         _save(module, tokenizer, tmp, {"digest": digest, "settings": cfg, "n_examples": len(examples),
                                        "n_rejected": len(rejected), "train_seconds": time.perf_counter() - start})
-        _swap_into_place(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out_dir
+
+    return build_folder(out_dir, build)
 
 
 def _save(module: NLIGenerator, tokenizer, folder: Path, meta: dict) -> None:

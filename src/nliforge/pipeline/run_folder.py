@@ -121,11 +121,12 @@ class RunFolder:
     def read_rows(self, stage: str) -> list[dict]:
         """The rows a finished stage wrote; a clear error if that stage has not run."""
         path = self.output_path(stage)
-        if not self.is_done(stage) or not path.exists():
+        data = path.read_bytes() if path.exists() else b""   # read once: checked and parsed from the same bytes
+        entry = self.stage_entry(stage)
+        if entry.get("status") != "done" or entry.get("sha256") != hashlib.sha256(data).hexdigest():
             raise NLIDataError(f"{path}: stage {stage!r} has not finished in this run folder; "
                                f"run the pipeline with {stage!r} in pipeline.stages first")
-        with path.open(encoding="utf-8") as fh:
-            return [json.loads(line) for line in fh if line.strip()]
+        return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
 
     def write_stage(self, stage: str, rows: Iterable[Mapping], drops: Sequence[tuple[str, str]],
                     count_in: int, inputs: Sequence[str], seconds: float, extra: Mapping | None = None) -> dict:

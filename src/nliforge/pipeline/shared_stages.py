@@ -77,21 +77,12 @@ def build_requests(prompts: list[dict], settings: DictConfig, chat: bool, run_se
 @stage("generate", inputs=("prompts",))
 def generate_stage(ctx: StageContext) -> StageOutput:
     """Sample completions for every prompt; answers are cached as they arrive (resume = no resend)."""
-    from nliforge.generation.backends import build_backend
-    from nliforge.generation.cache import ResponseCache
-    from nliforge.generation.runner import RunnerSettings, run_requests
+    from nliforge.generation.answer import answer_requests
 
     prompts = ctx.rows("prompts")
     gen = ctx.cfg.generator
     requests = build_requests(prompts, ctx.settings, bool(gen.get("chat", False)), int(ctx.cfg.seed))
-    backend = build_backend(gen)
-    settings = RunnerSettings.from_dict(OmegaConf.to_container(gen.runner, resolve=True))
-    cache = ResponseCache(ctx.folder.root / CACHE_FILE)
-    try:
-        results = run_requests(backend, requests, cache, "generate", settings)
-        ledger = cache.ledger("generate")
-    finally:
-        cache.close()
+    results, ledger, generator = answer_requests(gen, requests, ctx.folder.root / CACHE_FILE, "generate")
     rows, drops = [], []
     for req in requests:
         res = results[req.uid]
@@ -103,5 +94,5 @@ def generate_stage(ctx: StageContext) -> StageOutput:
                 continue
             rows.append({"uid": uid, "prompt_uid": prompt_uid, "sample": req.first_sample + i,
                          "text": res.texts[i], "finish_reason": res.finish_reasons[i]})
-    ctx.folder.update_manifest(ledger={"generate": ledger}, generator={"backend": backend.name, "model": backend.model})
+    ctx.folder.update_manifest(ledger={"generate": ledger}, generator=generator)
     return StageOutput(rows, drops, count_in=sum(r.n for r in requests), extra={"requests": len(requests)})

@@ -90,12 +90,13 @@ def exemplars_stage(ctx: StageContext) -> StageOutput:
     groups, skipped = exemplar_groups(neighbours)
     rows, drops = [], []
     by_seed = {g[-1]: g for g in groups}
+    sims_by_seed = {int(q): row[::-1] for q, row in zip(neighbours.queries, neighbours.sims)}  # increasing, as groups
     for q in queries:
         group = by_seed.get(int(q))
         if group is None:
             drops.append((pool[q].uid, "too_few_neighbours"))
             continue
-        sims = [float(emb[i] @ emb[q]) for i in group[:-1]]
+        sims = [float(x) for x in sims_by_seed[int(q)]]
         rows.append({"uid": pool[q].uid, "label": pool[q].label, "group_uids": [pool[i].uid for i in group],
                      "examples": [[pool[i].premise, pool[i].hypothesis] for i in group], "similarities": sims})
     return StageOutput(rows, drops, count_in=len(seeds), extra={"skipped": int(skipped)})

@@ -9,7 +9,7 @@ from omegaconf import DictConfig
 
 from nliforge.data.errors import NLIDataError
 from nliforge.generation.types import GenerationError
-from nliforge.utils.cli import CONF_DIR, run_cli
+from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 
 ACTIONS = ("serve", "export", "import", "teacher", "judge", "aggregate")
 
@@ -27,11 +27,8 @@ def review(cfg: DictConfig) -> dict:
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="review")
 def _hydra_main(cfg: DictConfig) -> None:
-    try:
+    with one_line_errors(GenerationError, NLIDataError):
         review(cfg)
-    except (GenerationError, NLIDataError) as err:   # one clear line, no traceback wall
-        print(f"error: {err}", file=sys.stderr)
-        raise SystemExit(1) from None
 
 
 def main() -> None:

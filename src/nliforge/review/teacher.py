@@ -127,9 +127,7 @@ def llm_judge_review(records: Sequence[Record], generator_cfg: Mapping[str, Any]
     `cache_path`, so a rerun sends nothing twice). Chat endpoints (`kind: openai_chat` or
     `chat: true`) get `judge_messages`, others `judge_prompt`. An unparseable answer or a rejected
     request gives "discard" with the reason in `extra`. Annotator `llm:<model>`."""
-    from nliforge.generation.backends import build_backend
-    from nliforge.generation.cache import ResponseCache
-    from nliforge.generation.runner import RunnerSettings, run_requests
+    from nliforge.generation.answer import answer_requests
 
     check_unique_uids(records, "review items")
     cfg = _plain(generator_cfg)
@@ -138,13 +136,8 @@ def llm_judge_review(records: Sequence[Record], generator_cfg: Mapping[str, Any]
     requests = [GenerationRequest(uid=r.uid, prompt=judge_prompt(r.premise, r.hypothesis), sampling=sampling,
                                   messages=judge_messages(r.premise, r.hypothesis) if chat else None, seed=0)
                 for r in records]
-    backend = build_backend(cfg)
-    cache = ResponseCache(cache_path)
-    try:
-        answers = run_requests(backend, requests, cache, stage, RunnerSettings.from_dict(cfg.get("runner")))
-    finally:
-        cache.close()
-    annotator, now = f"llm:{backend.model}", time.time()
+    answers, _, generator = answer_requests(cfg, requests, cache_path, stage)
+    annotator, now = f"llm:{generator['model']}", time.time()
     out = []
     for rec in records:
         answer = answers[rec.uid]

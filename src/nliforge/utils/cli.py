@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from nliforge.data.errors import NLIDataError
@@ -42,3 +43,13 @@ def run_cli(hydra_main: Callable[[], None], conf_dir: str | Path) -> None:
         print(f"error: {err}", file=sys.stderr)
         raise SystemExit(2) from None
     hydra_main()
+
+
+@contextmanager
+def one_line_errors(*errors: type[BaseException]):
+    """Report the listed user-facing errors as one `error: ...` line on stderr and exit 1 (no traceback wall)."""
+    try:
+        yield
+    except errors as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(1) from None

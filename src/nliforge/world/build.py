@@ -12,6 +12,7 @@ from pathlib import Path
 
 from nliforge.data.jsonl import atomic_write_text, write_jsonl
 from nliforge.data.records import Record
+from nliforge.utils.folders import replace_folder
 from nliforge.world.artifacts import ARTIFACTS, measure_artifact
 from nliforge.world.config import GENERATOR_VERSION, SPLITS, WorldConfig
 from nliforge.world.generator import generate_split
@@ -62,19 +63,8 @@ def build_world(cfg: WorldConfig, out_dir: str | os.PathLike) -> dict[str, Path]
     end, so a crash never leaves a half-built world; an existing out_dir is replaced.
     """
     out_dir = Path(out_dir)
-    _swap_into_place(_build_in_temp(cfg, out_dir), out_dir)
+    replace_folder(_build_in_temp(cfg, out_dir), out_dir)
     return {split: out_dir / f"{split}.jsonl" for split in SPLITS}
-
-
-def _swap_into_place(tmp: Path, out_dir: Path) -> None:
-    """Rename tmp to out_dir; an old out_dir is moved aside first and deleted afterwards."""
-    old = None
-    if out_dir.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".old", dir=out_dir.parent))
-        os.replace(out_dir, old / "world")
-    os.replace(tmp, out_dir)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def ensure_world(cfg: WorldConfig, root: str | os.PathLike) -> Path:
@@ -87,7 +77,7 @@ def ensure_world(cfg: WorldConfig, root: str | os.PathLike) -> Path:
         # Another process finished the same world meanwhile; its copy is identical.
         shutil.rmtree(tmp, ignore_errors=True)
     else:
-        _swap_into_place(tmp, folder)
+        replace_folder(tmp, folder)
     return folder
 
 
