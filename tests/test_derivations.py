@@ -102,10 +102,10 @@ def test_li_ts_swaps_and_binarises():
 
 
 def test_unknown_derivation_lists_valid():
-    with pytest.raises(NLIDataError, match=r"where=.nope.: unknown derivation; valid: li_ts, stress_"):
+    with pytest.raises(NLIDataError, match=r"where=.nope.: unknown derivation; valid: counterfactual_pairs, li_ts, stress_"):
         derive([], "nope", where="where")
     assert set(DERIVATIONS) == {"stress_word_overlap", "stress_negation", "stress_length_mismatch",
-                                "stress_spelling", "li_ts"}
+                                "stress_spelling", "li_ts", "counterfactual_pairs"}
 
 
 # ---------------------------------------------------------------- the derived loader on the world
@@ -150,7 +150,7 @@ def test_synthetic_stress_suite(stress_cfg):
 
 def test_derived_loader_errors_name_the_key(stress_cfg):
     world, cache = _world(stress_cfg), stress_cfg.data.cache_dir
-    with pytest.raises(NLIDataError, match=r"suite.sets.x.derivation='nope': unknown derivation; valid: li_ts"):
+    with pytest.raises(NLIDataError, match=r"suite.sets.x.derivation='nope': unknown derivation; valid: counterfactual_pairs, li_ts"):
         load_set({"name": "x", "loader": "derived", "base": "test", "derivation": "nope"},
                  "suite.sets.x", world, cache)
     with pytest.raises(NLIDataError, match=r"suite.sets.x.base='nosuch': neither an eval set .* world splits: "):

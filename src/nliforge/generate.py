@@ -33,7 +33,7 @@ def generate(cfg: DictConfig) -> dict:
     data_stages = [st.name for st in stages if not st.side] or [stages[-1].name]
     last = data_stages[-1]                               # side stages (explain) report, they make no dataset
     rows = folder.read_rows(last)
-    if rows and {"premise", "hypothesis"} <= set(rows[0]):
+    if rows and {"uid", "premise", "hypothesis", "label"} <= set(rows[0]):   # records, not prompts or reports
         atomic_write_text(Path(folder.root) / FINAL, (_record_line(r) for r in rows))
         manifest = folder.update_manifest(final={"path": FINAL, "stage": last, "count": len(rows)})
     log.info("pipeline %s in %s\n%s", cfg.pipeline.name, folder.root, summary_table(manifest))

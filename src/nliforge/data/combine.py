@@ -63,3 +63,28 @@ def combination_id(names: Sequence[str], mode: str, ascii_only: bool = False) ->
         raise NLIDataError(f"data.combine={mode!r} is not a combination mode; valid: {', '.join(COMBINE_MODES)}")
     symbol = (ASCII_SYMBOL if ascii_only else SYMBOL)[mode]
     return symbol.join(names)
+
+
+def pair_key(rec: Record) -> tuple[str, str, str | None]:
+    """What makes two examples duplicates: the same premise, hypothesis (whitespace-normalised) and label."""
+    return " ".join(rec.premise.split()), " ".join(rec.hypothesis.split()), rec.label
+
+
+def union_without_duplicates(*sets: Sequence[Record]) -> list[Record]:
+    """A ∪ B ∪ ...: concatenation in order, keeping the first of examples with the same `pair_key`."""
+    seen, out = set(), []
+    for records in sets:
+        for rec in records:
+            key = pair_key(rec)
+            if key not in seen:
+                seen.add(key)
+                out.append(rec)
+    return out
+
+
+def augmentation_sets(base: Sequence[Record], subset: Sequence[Record],
+                      counterfactuals: Sequence[Record]) -> dict[str, list[Record]]:
+    """DISCO §5.1: D^a = D^s ∪ D^c and D_train = D^b ∪ D^a, both without duplicates."""
+    augmented = union_without_duplicates(subset, counterfactuals)
+    return {"counterfactuals": list(counterfactuals), "subset": list(subset), "augmented": augmented,
+            "train": union_without_duplicates(base, augmented)}

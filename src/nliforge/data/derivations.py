@@ -31,6 +31,12 @@ Liu et al. (2020b) LI-TS (text swap, EVAL_SETS.md §4.3):
 
 - `li_ts` premise and hypothesis swapped; contradiction stays contradiction, entailment and
   neutral become non-contradiction (a 2-class set with `positive: contradiction`).
+
+DISCO counterfactual evaluation (Chen et al., 2023, §5.2):
+
+- `counterfactual_pairs` each counterfactual record of the DISCO pipeline (meta `original_*`)
+  becomes two records, its original then itself, tagged with meta `pair_id` and `role`; the
+  suite then also reports δs and counterfactual accuracy (evaluation/counterfactual.py).
 """
 
 from __future__ import annotations
@@ -175,3 +181,10 @@ def li_ts(records: Sequence[Record], seed: int = 0) -> list[Record]:
                                f"entailment, neutral or contradiction gold labels")
         out.append(_replace(r, premise=r.hypothesis, hypothesis=r.premise, label=label))
     return out
+
+
+@register_derivation("counterfactual_pairs")
+def counterfactual_pairs(records: Sequence[Record], seed: int = 0) -> list[Record]:
+    from nliforge.evaluation.counterfactual import paired_eval_records  # lazy: evaluation imports data
+
+    return paired_eval_records(records)

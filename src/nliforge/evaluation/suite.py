@@ -19,6 +19,7 @@ from nliforge.data.labels import LABEL2ID
 from nliforge.data.records import Record
 from nliforge.data.registry import gold_labels_for
 from nliforge.evaluation.collapse import collapse_predictions
+from nliforge.evaluation.counterfactual import is_paired, paired_scores
 
 log = logging.getLogger(__name__)
 METRIC_COLUMNS = ("train_id", "seed", "eval_set", "metric", "value")
@@ -48,16 +49,25 @@ def predict_probs(module, datamodule, records: Sequence[Record], desc: str = "")
 
 
 def score_set(probs: torch.Tensor, eval_set: EvalSet, collapse: str = "argmax") -> dict[str, float]:
-    """Accuracy of probs against the set's gold labels; 2-class sets are collapsed by `collapse`."""
+    """Accuracy of probs against the set's gold labels; 2-class sets are collapsed by `collapse`.
+
+    On a paired counterfactual set (every record has meta pair_id/role) also `delta_s` (mean
+    counterfactual sensitivity on the 3-class probabilities) and `acc_cf` (both members right).
+    """
     allowed = gold_labels_for(eval_set.spec)
     if len(allowed) == 3:
         gold = torch.tensor([LABEL2ID[r.label] for r in eval_set.records])
-        acc = multiclass_accuracy(probs.argmax(-1), gold, num_classes=3, average="micro")
+        pred = probs.argmax(-1)
+        acc = multiclass_accuracy(pred, gold, num_classes=3, average="micro")
     else:
         positive = allowed[0]
         gold = torch.tensor([int(r.label == positive) for r in eval_set.records])
-        acc = binary_accuracy(collapse_predictions(probs, positive, collapse), gold)
-    return {"acc": float(acc), "n": float(len(eval_set.records))}
+        pred = collapse_predictions(probs, positive, collapse)
+        acc = binary_accuracy(pred, gold)
+    scores = {"acc": float(acc), "n": float(len(eval_set.records))}
+    if is_paired(eval_set.records):  # a counterfactual set (derivation counterfactual_pairs): DISCO's δs, Acc
+        scores.update(paired_scores(probs, pred, gold, eval_set.records))
+    return scores
 
 
 def evaluate_suite(module, datamodule, eval_sets: Sequence[EvalSet], collapse: str = "argmax") -> dict[str, dict]:

@@ -55,3 +55,29 @@ def prompt_documents(records: Sequence[Record], n_documents: int, k: int = 4, se
         chosen = rng.sample(groups[label], k + 2)
         docs.append(wanli_prompt(chosen[: k + 1], label) + completion_text(*chosen[k + 1], label))
     return docs
+
+
+def fill_in_documents(records: Sequence[Record], n_documents: int, chunker: str = "function_words",
+                      seed: int = 0) -> list[str]:
+    """`n_documents` DISCO fill-in documents for the offline demo's LM: a world pair's premise with one
+    chunk masked, its hypothesis and its own label as the target, completed by the chunk it hid.
+
+    The LM so learns the format and which phrases fit a frame given a hypothesis and a truth value;
+    asked for another target at generation time, whatever it writes is then judged by the teacher
+    filter, as GPT-3's phrases are in the paper."""
+    from nliforge.generation.chunker import build_chunker, masked
+    from nliforge.generation.disco_prompts import MASK, masked_prompt
+
+    if n_documents < 0:
+        raise NLIDataError(f"n_documents must be >= 0, got {n_documents}")
+    split = build_chunker(chunker)
+    usable = [(r, spans) for r in records if r.label is not None and (spans := split.chunks(r.premise))]
+    if not usable:
+        raise NLIDataError("fill-in documents: no labeled record has a chunk to mask")
+    rng = random.Random(seed)
+    docs = []
+    for _ in range(n_documents):
+        rec, spans = usable[rng.randrange(len(usable))]
+        span = spans[rng.randrange(len(spans))]
+        docs.append(masked_prompt(masked(rec.premise, span, MASK), rec.hypothesis, rec.label) + f" {span.text}\n")
+    return docs

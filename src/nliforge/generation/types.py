@@ -40,7 +40,8 @@ class GenerationRequest:
     """One unit of work: `n` samples for one prompt, samples numbered from `first_sample`.
 
     `prompt` is the completion-style text; `messages` (role/content dicts) is set for chat
-    backends. `uid` names the unit in the pipeline (e.g. `<prompt uid>:<first sample>`).
+    backends; `suffix` is the text after the insertion point for backends with an insertion mode
+    (DISCO §3.1). `uid` names the unit in the pipeline (e.g. `<prompt uid>:<first sample>`).
     """
 
     uid: str
@@ -50,16 +51,20 @@ class GenerationRequest:
     first_sample: int = 0
     messages: tuple[Mapping[str, str], ...] | None = None
     seed: int | None = None
+    suffix: str | None = None
 
     def payload_identity(self) -> dict[str, Any]:
         """Everything that determines the answer, except backend and model."""
-        return {
+        ident = {
             "prompt": self.prompt,
             "messages": [dict(m) for m in self.messages] if self.messages is not None else None,
             "sampling": self.sampling.as_dict(),
             "samples": [self.first_sample, self.first_sample + self.n],
             "seed": self.seed,
         }
+        if self.suffix is not None:  # only when set: keys of suffix-free requests stay as they were
+            ident["suffix"] = self.suffix
+        return ident
 
 
 def cache_key(backend: str, model: str, request: GenerationRequest) -> str:

@@ -66,7 +66,8 @@ def stage(name: str, inputs: Sequence[str] = (), side: bool = False) -> Callable
 
 
 def _load_stage_modules() -> None:
-    from nliforge.pipeline import longtext, shared_stages, wanli, zaug  # noqa: F401  (registration on import)
+    from nliforge.pipeline import (  # noqa: F401  (registration on import)
+        disco, disco_augment, disco_report, longtext, shared_stages, wanli, zaug)
 
 
 def check_stage_list(names: Sequence[str]) -> list[Stage]:

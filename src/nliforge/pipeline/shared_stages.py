@@ -8,6 +8,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from nliforge.data.errors import NLIDataError
 from nliforge.generation.types import Failure, GenerationRequest, Sampling
 from nliforge.pipeline.classifier import ClassifierRun, train_classifier
 from nliforge.pipeline.engine import StageContext, StageOutput, stage
@@ -39,7 +40,8 @@ def classifier_stage(ctx: StageContext) -> StageOutput:
 
 @stage("generator_lm")
 def generator_lm_stage(ctx: StageContext) -> StageOutput:
-    """The offline demo's generator: a tiny causal LM trained on world pairs in the prompt format."""
+    """The offline demo's generator: a tiny causal LM trained on world pairs in the pipeline's prompt
+    format (`documents`: wanli pattern prompts, or disco fill-in-the-blank prompts)."""
     from nliforge.generation.demo_corpus import prompt_documents
     from nliforge.models.causal_lm import train_prompt_lm
     from nliforge.data.registry import load_set
@@ -48,7 +50,16 @@ def generator_lm_stage(ctx: StageContext) -> StageOutput:
     spec = {"name": "world", "loader": "world", "split": s.get("split", "train")}
     records = load_set(spec, "pipeline.generator_lm", OmegaConf.to_container(ctx.cfg.world, resolve=True),
                        ctx.cfg.paths.cache_dir)
-    docs = prompt_documents(records, int(s.n_documents), k=int(s.get("k", 4)), seed=int(ctx.cfg.seed))
+    fmt = str(s.get("documents", "wanli"))
+    if fmt == "wanli":
+        docs = prompt_documents(records, int(s.n_documents), k=int(s.get("k", 4)), seed=int(ctx.cfg.seed))
+    elif fmt == "disco":
+        from nliforge.generation.demo_corpus import fill_in_documents
+
+        docs = fill_in_documents(records, int(s.n_documents), chunker=str(s.get("chunker", "function_words")),
+                                 seed=int(ctx.cfg.seed))
+    else:
+        raise NLIDataError(f"pipeline.generator_lm.documents={fmt!r}; valid: wanli, disco")
     path = train_prompt_lm(docs, Path(ctx.cfg.generator.model), **OmegaConf.to_container(s.train, resolve=True),
                            seed=int(ctx.cfg.seed))
     return StageOutput([{"uid": "generator_lm", "path": str(path), "documents": len(docs)}], count_in=len(records))
@@ -70,16 +81,23 @@ def build_requests(prompts: list[dict], settings: DictConfig, chat: bool, run_se
         for first in range(0, n, per):
             requests.append(GenerationRequest(
                 uid=f"{row['uid']}:{first}", prompt=row["prompt"], sampling=sampling, n=min(per, n - first),
-                first_sample=first, messages=messages, seed=request_seed(run_seed, row["prompt_hash"], first)))
+                first_sample=first, messages=messages, seed=request_seed(run_seed, row["prompt_hash"], first),
+                suffix=None if chat else row.get("suffix")))
     return requests
 
 
 @stage("generate", inputs=("prompts",))
 def generate_stage(ctx: StageContext) -> StageOutput:
     """Sample completions for every prompt; answers are cached as they arrive (resume = no resend)."""
+    return generate_from(ctx, "prompts")
+
+
+def generate_from(ctx: StageContext, prompts_stage: str) -> StageOutput:
+    """The `generate` work over the rows of `prompts_stage` (each: uid, prompt, prompt_hash, messages,
+    optional suffix), so every pipeline's prompt stage can feed the one runner and cache."""
     from nliforge.generation.answer import answer_requests
 
-    prompts = ctx.rows("prompts")
+    prompts = ctx.rows(prompts_stage)
     gen = ctx.cfg.generator
     requests = build_requests(prompts, ctx.settings, bool(gen.get("chat", False)), int(ctx.cfg.seed))
     results, ledger, generator = answer_requests(gen, requests, ctx.folder.root / CACHE_FILE, "generate")

@@ -50,17 +50,17 @@ def seeds_stage(ctx: StageContext) -> StageOutput:
     by_uid = {r.uid: r for r in pool}
     per_label = select_seeds(metrics.loc[metrics.index.isin(list(by_uid))], q=float(s.quantile))
     chosen = {uid for uids in per_label.values() for uid in uids}
-    over_cap = _over_cap(chosen, by_uid, s.get("max_per_label"), int(ctx.cfg.seed))
+    capped = over_cap(chosen, by_uid, s.get("max_per_label"), int(ctx.cfg.seed))
     n_in, rows = len(pool) + len(drops), []
     for rec in pool:
-        if rec.uid in chosen and rec.uid not in over_cap:
+        if rec.uid in chosen and rec.uid not in capped:
             rows.append({**rec.to_dict(), "meta": {**rec.meta, "variability": float(metrics.loc[rec.uid, "variability"])}})
         else:
-            drops.append((rec.uid, "over_max_per_label" if rec.uid in over_cap else "not_above_quantile"))
+            drops.append((rec.uid, "over_max_per_label" if rec.uid in capped else "not_above_quantile"))
     return StageOutput(rows, drops, count_in=n_in)
 
 
-def _over_cap(chosen: set[str], by_uid: Mapping[str, Record], cap, seed: int) -> set[str]:
+def over_cap(chosen: set[str], by_uid: Mapping[str, Record], cap, seed: int) -> set[str]:
     """Seeds beyond `max_per_label` (a seeded sample is kept per label), for small runs."""
     if cap is None:
         return set()

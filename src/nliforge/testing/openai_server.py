@@ -43,11 +43,12 @@ from typing import Any
 
 from aiohttp import web
 
-from nliforge.testing.responders import apply_stop, default_responder, input_digest, input_text, wanli_responder
+from nliforge.testing.responders import (
+    apply_stop, default_responder, disco_responder, input_digest, input_text, wanli_responder)
 
 FAULT_KINDS = ("rate_limit", "server_error", "timeout", "truncated", "bad_json")
-RESPONDERS = {"default": default_responder, "wanli": wanli_responder}
-__all__ = ["FAULT_KINDS", "LocalOpenAIServer", "ServerSettings", "apply_stop", "wanli_responder"]
+RESPONDERS = {"default": default_responder, "wanli": wanli_responder, "disco": disco_responder}
+__all__ = ["FAULT_KINDS", "LocalOpenAIServer", "ServerSettings", "apply_stop", "disco_responder", "wanli_responder"]
 
 
 @dataclass
@@ -149,6 +150,8 @@ class _Handler:
         sampling = {k: body.get(k) for k in ("max_tokens", "temperature", "top_p", "presence_penalty",
                                               "frequency_penalty")}
         sampling["stop"] = stop
+        if endpoint == "completions" and body.get("suffix") is not None:
+            sampling["suffix"] = str(body["suffix"])  # insertion mode: the responder sees the text after the gap
         choices, completion_tokens = [], 0
         for i in range(int(body.get("n") or 1)):
             text, finish = apply_stop(self.s.responder(source, i, body.get("seed"), sampling), stop, max_tokens)

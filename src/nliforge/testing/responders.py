@@ -122,6 +122,34 @@ def wanli_responder(prompt_or_messages, choice_index: int, seed, sampling: Mappi
     return f"{lead}{_perturb(premise, rng)}\n{word}: {_perturb(hyp, rng)}"
 
 
+
+# -- DISCO (seed 003) stand-in ----------------------------------------------------------------------
+_PHRASES = ("a tall woman", "two old men", "the small dog", "a busy market", "was sleeping", "in the park",
+            "near the river", "three children", "is reading a book", "the young team", "every morning",
+            "a red house")
+_CONCLUSION = re.compile(r"Conclusion: ([^\n]+)")
+
+
+def disco_responder(prompt_or_messages, choice_index: int, seed, sampling: Mapping[str, Any]) -> str:
+    """A DISCO stand-in: a short phrase for the gap (masked prompt, or insertion with `suffix`).
+
+    Mostly a stock phrase; about a quarter of answers (seeded) are the faults the heuristic filter
+    exists for: the gap marker left in, a negation shortcut, the conclusion copied, an empty answer."""
+    text = input_text(prompt_or_messages) + "\n" + str(sampling.get("suffix") or "")
+    rng = _rng(prompt_or_messages, choice_index, (seed, sampling.get("suffix")))
+    conclusions = _CONCLUSION.findall(text)
+    roll = rng.random()
+    if roll < 0.05:
+        return " [blank]"
+    if roll < 0.12:
+        return " not " + rng.choice(_PHRASES)
+    if roll < 0.20 and conclusions:
+        return " " + conclusions[-1].rstrip(".")
+    if roll < 0.25:
+        return " \n"
+    return " " + rng.choice(_PHRASES)
+
+
 # -- long-text NLI (seed 004) stand-ins ---------------------------------------------------------------
 _STOP = set("the a an of to in on at for from with and or but not is are was were be been has have had "
             "will would can could now more most many some all every each this that these those their its "

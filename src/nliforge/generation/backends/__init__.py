@@ -9,6 +9,14 @@ from typing import Any
 from nliforge.data.errors import NLIDataError
 
 KINDS = ("openai_completions", "openai_chat", "hf_local", "gpt2_unlikelihood")
+# Backends that take a `suffix` (text after the insertion point, DISCO's insertion mode); for the
+# others an insertion prompt is rendered as a fill-in-the-blank prompt instead.
+SUFFIX_KINDS = frozenset({"openai_completions"})
+
+
+def supports_suffix(cfg: Mapping[str, Any]) -> bool:
+    """Whether the configured generator can be sent a prefix and a suffix (insertion mode)."""
+    return cfg.get("kind") in SUFFIX_KINDS and bool(cfg.get("suffix", True))
 
 
 def build_backend(cfg: Mapping[str, Any]):

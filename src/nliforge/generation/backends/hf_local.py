@@ -99,6 +99,9 @@ class HFLocal:
 
     def generate_batch(self, requests: Sequence[GenerationRequest]) -> list[Response | Failure]:
         """One Response (or Failure) per request, in order; large inputs are split into batches."""
+        if any(req.suffix is not None for req in requests):
+            raise GenerationError(f"{self.name} has no insertion mode (a request carries a suffix); "
+                                  "render the prompt as fill-in-the-blank instead")
         results: list[Response | Failure | None] = [None] * len(requests)
         encoded = []
         for i, req in enumerate(requests):

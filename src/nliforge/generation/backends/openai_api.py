@@ -179,8 +179,9 @@ class OpenAICompletions(_OpenAIBackend):
     name = "openai_completions"
 
     async def _create(self, request: GenerationRequest):
+        extra = {"suffix": request.suffix} if request.suffix is not None else {}
         return await self.client().completions.with_raw_response.create(
-            prompt=request.prompt, **self._sampling_args(request))
+            prompt=request.prompt, **extra, **self._sampling_args(request))
 
     @staticmethod
     def _text(choice: dict) -> str:
