@@ -99,11 +99,21 @@ def _eval_set_suites() -> dict[str, list[str]]:
     return out
 
 
+def _is_template(eval_set: str) -> bool:
+    """A set with a mandatory `???` value (e.g. counterfactual_pairs' base path): added to a suite
+    on the command line, `+data/eval_sets@suite.sets.<key>=<set>`, rather than listed in one."""
+    return bool(OmegaConf.missing_keys(OmegaConf.load(CONF / "data/eval_sets" / f"{eval_set}.yaml")))
+
+
 @pytest.mark.parametrize("eval_set", _options("data/eval_sets"))
 def test_every_eval_set_composes_through_a_suite(eval_set, tmp_path):
     suites = _eval_set_suites().get(eval_set)
-    assert suites, f"eval set {eval_set} is in no suite"
-    cfg = compose_config("train", [f"suite={suites[0]}"], tmp_path, tmp_path)
+    if not suites and _is_template(eval_set):
+        cfg = compose_config("train", ["suite=disco", f"+data/eval_sets@suite.sets.{eval_set}={eval_set}"],
+                             tmp_path, tmp_path)
+    else:
+        assert suites, f"eval set {eval_set} is in no suite"
+        cfg = compose_config("train", [f"suite={suites[0]}"], tmp_path, tmp_path)
     node = resolved(cfg)["suite"]["sets"][eval_set]
     assert node["name"] == eval_set and int(node["version"]) >= 1
 
@@ -123,15 +133,39 @@ def test_every_eval_set_label_map_covers_its_labels(eval_set):
     if spec["loader"] == "derived":
         assert spec["derivation"] in DERIVATIONS
         base = spec["base"]
-        assert (CONF / "data/eval_sets" / f"{base}.yaml").is_file(), base
+        if isinstance(base, dict):  # an inline set node (counterfactual_pairs: a jsonl of records)
+            assert base.get("loader") in LOADERS, base
+        else:
+            assert (CONF / "data/eval_sets" / f"{base}.yaml").is_file(), base
         return
     if spec["loader"] in ("world", "jsonl"):
         return  # our own data model: label names, checked on read
-    if spec["loader"] == "hub":
-        assert spec.get("source") in HUB_SOURCES, spec
+    if spec["loader"] == "hub" and spec.get("source") not in HUB_SOURCES:
+        # a source without loader defaults describes itself: Hub id, columns and a named label map
+        assert spec.get("path") and isinstance(spec.get("label_map"), str), spec
+        assert {"premise", "hypothesis", "label"} <= set(spec.get("fields") or {}), spec
     label_map = spec.get("label_map") or HUB_SOURCES.get(spec.get("source"), {}).get("label_map")
     table = SOURCE_LABEL_MAPS[label_map] if isinstance(label_map, str) else dict(label_map)
     produced = {v for v in table.values() if v is not None}
     assert allowed <= produced, (eval_set, label_map)
     if all(isinstance(k, int) and not isinstance(k, bool) for k in table) and not spec.get("binarize_gold"):
         assert produced <= allowed, (eval_set, label_map)
+
+
+# DISCO (Chen et al. 2023) Table 2, in the table's order; ST is its four Liu-2020b parts.
+DISCO_TABLE2 = [
+    "snli_hard",                                                    # PI-CD
+    "robust_nli_pi_sp", "robust_nli_is_cs", "robust_nli_li_li", "robust_nli_li_ts",
+    "robust_nli_st_wo", "robust_nli_st_ne", "robust_nli_st_lm", "robust_nli_st_se",  # ST
+    "hans", "mnli_hard_matched", "mnli_hard_mismatched", "glue_qnli_dev", "human_cad_test",
+]
+
+
+def test_disco_suite_lists_table2_in_order(tmp_path):
+    node = resolved(compose_config("train", ["suite=disco"], tmp_path, tmp_path))["suite"]
+    assert node["name"] == "disco" and node["skip_missing"] is True and node["collapse"] == "argmax"
+    assert list(node["sets"]) == DISCO_TABLE2
+    assert all(node["sets"][k]["name"] == k for k in DISCO_TABLE2)
+    two_class = {k: (s["num_classes"], s.get("positive")) for k, s in node["sets"].items() if s["num_classes"] == 2}
+    assert two_class == {"robust_nli_li_ts": (2, "contradiction"), "hans": (2, "entailment"),
+                         "glue_qnli_dev": (2, "entailment")}

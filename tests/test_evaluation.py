@@ -68,3 +68,16 @@ def test_mean_std_table(tmp_path):
     table = mean_std_table(collect_metrics([tmp_path / "r0", tmp_path / "r1", tmp_path / "empty"]))
     # mean 0.6, population std 0.1 -> "60.0 ± 10.0"
     assert table.loc["a+b", "test"] == "60.0 ± 10.0"
+
+
+def test_suite_averages_follow_the_st_rule(caplog):
+    from nliforge.evaluation.suite import add_averages
+
+    results = {"wo": {"acc": 0.5, "n": 10.0}, "ne": {"acc": 0.7, "n": 30.0}, "x": {"acc": 0.9, "n": 5.0}}
+    out = add_averages(results, {"st": ["wo", "ne"], "all": ["st", "x"], "gone": ["wo", "missing"]})
+    assert out["st"]["acc"] == pytest.approx(0.6)            # unweighted: (0.5 + 0.7) / 2, not pooled 0.65
+    assert out["st"]["n"] == 40.0
+    assert out["all"]["acc"] == pytest.approx(0.75)          # an earlier average as a member: (0.6 + 0.9) / 2
+    assert "gone" not in out and "missing" in caplog.text
+    with pytest.raises(NLIDataError, match="suite.averages.wo"):
+        add_averages(results, {"wo": ["ne"]})

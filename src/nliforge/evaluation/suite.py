@@ -14,6 +14,7 @@ import torch
 from torchmetrics.functional.classification import binary_accuracy, multiclass_accuracy
 from tqdm.auto import tqdm
 
+from nliforge.data.errors import NLIDataError
 from nliforge.data.jsonl import atomic_write_text
 from nliforge.data.labels import LABEL2ID
 from nliforge.data.records import Record
@@ -68,6 +69,24 @@ def score_set(probs: torch.Tensor, eval_set: EvalSet, collapse: str = "argmax") 
     if is_paired(eval_set.records):  # a counterfactual set (derivation counterfactual_pairs): DISCO's δs, Acc
         scores.update(paired_scores(probs, pred, gold, eval_set.records))
     return scores
+
+
+def add_averages(results: Mapping[str, Mapping[str, float]], averages: Mapping[str, Sequence[str]] | None,
+                 metric: str = "acc") -> dict[str, dict]:
+    """Results plus one entry per `suite.averages` group: the unweighted mean of its members' metric
+    (e.g. Liu et al.'s ST = mean of ST-WO/NE/LM/SE). A group with a missing member is left out, with a
+    warning, rather than averaged over fewer sets than its definition."""
+    out = {k: dict(v) for k, v in results.items()}
+    for name, members in (averages or {}).items():
+        if name in out:
+            raise NLIDataError(f"suite.averages.{name}: the name is already an eval set of the suite")
+        missing = [m for m in members if m not in out]   # earlier averages may be members
+        if missing or not members:
+            log.warning("suite.averages.%s not computed: %s", name, f"missing {missing}" if members else "no members")
+            continue
+        out[name] = {metric: float(sum(out[m][metric] for m in members) / len(members)),
+                     "n": float(sum(out[m].get("n", 0.0) for m in members)), "members": float(len(members))}
+    return out
 
 
 def evaluate_suite(module, datamodule, eval_sets: Sequence[EvalSet], collapse: str = "argmax") -> dict[str, dict]:
