@@ -272,6 +272,18 @@ def test_glue_diagnostics_tsv(tmp_path):
     assert recs[0].meta["Logic"] == "Negation"
 
 
+def test_human_cad_tsv_reads_csv_quoted_fields(tmp_path):
+    file = tmp_path / "test.tsv"
+    lines = ["sentence1\tsentence2\tgold_label", 'A man reads.\tA man sleeps.\tcontradiction',
+             '"The sign says ""Politie"" here."\tThere is a sign.\tentailment']
+    file.write_text("\n".join(lines) + "\n")
+    recs = load_set(_yaml_spec("human_cad_test", path=str(file)), "suite.sets.human_cad_test")
+    assert [(r.premise, r.label) for r in recs] == [("A man reads.", "contradiction"),
+                                                    ('The sign says "Politie" here.', "entailment")]
+    with pytest.raises(NLIDataError, match="suite.sets.h.quoting='odd'"):
+        load_set({**_yaml_spec("human_cad_test", path=str(file)), "quoting": "odd"}, "suite.sets.h")
+
+
 def test_mnli_hard_aligned_lines(tmp_path):
     (tmp_path / "s1.test").write_text("P one.\nP two.\n")
     (tmp_path / "s2.test").write_text("H one.\nH two.\n")

@@ -5,7 +5,8 @@ file raises DatasetNotCachedError saying where to put it, so a suite with `skip_
 skips the set. Formats:
 
 - `jsonl`: one JSON object per line (SNLI/MNLI/Naik `sentence1`, `sentence2`, `gold_label`, ...);
-- `tsv`: tab-separated with a header row, no quoting (GLUE `diagnostic-full.tsv`, HANS);
+- `tsv`: tab-separated with a header row, no quoting (GLUE `diagnostic-full.tsv`, HANS); `quoting: csv`
+  for files whose fields may be CSV-quoted (Human-CAD: `"... ""Politie"" ..."`);
 - `aligned_lines`: `path` is a folder and `files` maps premise/hypothesis/label to line-aligned
   plain-text files (MNLI-hard `s1.test`, `s2.test`, `labels.test`).
 
@@ -49,7 +50,7 @@ def load_file_records(spec: Mapping[str, Any], where: str) -> list[Record]:
     else:
         if not path.is_file():
             raise missing_file_error(spec, where, path)
-        columns = _read_jsonl_columns(path) if fmt == "jsonl" else _read_tsv_columns(path)
+        columns = _read_jsonl_columns(path) if fmt == "jsonl" else _read_tsv_columns(path, _quoting(spec, where))
     names = list(columns)
     n = len(next(iter(columns.values()))) if columns else 0
     if spec.get("limit") is not None:
@@ -71,9 +72,16 @@ def _read_jsonl_columns(path: Path) -> dict[str, list]:
     return {k: [row.get(k) for row in rows] for k in keys}
 
 
-def _read_tsv_columns(path: Path) -> dict[str, list]:
+def _quoting(spec: Mapping[str, Any], where: str) -> int:
+    mode = spec.get("quoting", "none")
+    if mode not in ("none", "csv"):
+        raise NLIDataError(f"{where}.quoting={mode!r}; valid: none (fields taken verbatim), csv (\"...\" with \"\" inside)")
+    return csv.QUOTE_NONE if mode == "none" else csv.QUOTE_MINIMAL
+
+
+def _read_tsv_columns(path: Path, quoting: int = csv.QUOTE_NONE) -> dict[str, list]:
     with path.open(encoding="utf-8", newline="") as fh:
-        rows = list(csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
+        rows = list(csv.DictReader(fh, delimiter="\t", quoting=quoting))
     keys = list(rows[0]) if rows else []
     return {k: [row.get(k) if row.get(k) is not None else "" for row in rows] for k in keys}
 
