@@ -139,3 +139,13 @@ def test_command_line(sweep):
     bad = subprocess.run([sys.executable, "-m", "nliforge.report", f"sweep={sweep / 'nothing'}"],
                          capture_output=True, text=True, env=env, timeout=300)
     assert bad.returncode == 1 and "nothing" in bad.stderr
+
+
+def test_lightning_csv_logs_are_not_mistaken_for_suite_results(tmp_path):
+    from nliforge.evaluation.table import find_run_dirs
+
+    job = tmp_path / "0"
+    (job / "csv_logs" / "version_0").mkdir(parents=True)
+    (job / "csv_logs" / "version_0" / "metrics.csv").write_text("epoch,step,train/loss\n0,1,1.0\n")
+    (job / "metrics.csv").write_text("train_id,seed,eval_set,metric,value\nsynthetic,1,synthetic_test,acc,0.5\n")
+    assert find_run_dirs(tmp_path) == [job]

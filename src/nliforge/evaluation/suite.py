@@ -21,9 +21,9 @@ from nliforge.data.records import Record
 from nliforge.data.registry import gold_labels_for
 from nliforge.evaluation.collapse import collapse_predictions
 from nliforge.evaluation.counterfactual import is_paired, paired_scores
+from nliforge.evaluation.table import SUITE_COLUMNS as METRIC_COLUMNS  # one schema for writer and reader
 
 log = logging.getLogger(__name__)
-METRIC_COLUMNS = ("train_id", "seed", "eval_set", "metric", "value")
 
 
 @dataclass

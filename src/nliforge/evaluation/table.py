@@ -30,13 +30,24 @@ def mean_std_table(metrics: pd.DataFrame, metric: str = "acc", scale: float = 10
     return table[order]
 
 
+SUITE_COLUMNS = ("train_id", "seed", "eval_set", "metric", "value")
+
+
+def is_suite_metrics(path: Path) -> bool:
+    """Whether a metrics.csv is a run's suite results (not, e.g., Lightning's CSV logger's
+    csv_logs/version_0/metrics.csv of training curves, which shares the name)."""
+    with Path(path).open(encoding="utf-8") as fh:
+        header = fh.readline().strip().split(",")
+    return tuple(header) == SUITE_COLUMNS
+
+
 def find_run_dirs(sweep: str | Path) -> list[Path]:
     """Every folder under `sweep` (recursively) holding a metrics.csv, in job order (2 before 10),
     so a Hydra multirun folder of any depth (<time>/<job num>/) can be reported on."""
     sweep = Path(sweep)
     if not sweep.is_dir():
         raise FileNotFoundError(f"sweep folder {sweep} does not exist")
-    dirs = {p.parent for p in sweep.rglob("metrics.csv")}
+    dirs = {p.parent for p in sweep.rglob("metrics.csv") if is_suite_metrics(p)}
     if not dirs:
         raise FileNotFoundError(f"no metrics.csv found under {sweep} (is it a multirun folder?)")
     def natural(path: Path) -> list:
