@@ -234,3 +234,20 @@ def test_demo_command_small(tmp_path):
         assert entry["count_in"] == entry["count_out"] + sum(entry["drops"].values())
     assert (tmp_path / "conf" / "data" / "train_sets" / "disco_demo_train.yaml").is_file()
     assert "| avg |" in (run / "disco_report.md").read_text()
+
+
+def test_held_out_source_set_and_its_refusal_without_select_all(tmp_path, world_cache, classifier_run_dir, server):
+    from conftest import SMALL_WORLD
+    from nliforge.data.errors import NLIDataError
+
+    stages = "pipeline.stages=[classifier,disco_source,spans]"
+    cfg = disco_cfg(tmp_path / "run", world_cache, classifier_run_dir, server.base_url,
+                    [*SMALL_WORLD, stages, "pipeline.disco_source.set=synthetic_test", "pipeline.disco_source.select=all",
+                     "pipeline.disco_source.max_per_label=null"])
+    manifest = generate(cfg)
+    assert manifest["stages"]["disco_source"]["count_out"] == 300          # every test pair of the small world
+    assert all(r["uid"].startswith("synthetic-test-") for r in rows(tmp_path / "run", "disco_source"))
+    bad = disco_cfg(tmp_path / "run2", world_cache, classifier_run_dir, server.base_url,
+                    [*SMALL_WORLD, stages, "pipeline.disco_source.set=synthetic_test"])
+    with pytest.raises(NLIDataError, match="select=all"):
+        generate(bad)

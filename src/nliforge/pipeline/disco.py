@@ -57,17 +57,35 @@ def teacher_stage(ctx: StageContext) -> StageOutput:
     return StageOutput([{"uid": f"teacher{i}", "model_dir": d} for i, d in enumerate(dirs)], count_in=len(dirs))
 
 
+def _named_set(ctx: StageContext, name: str) -> list:
+    """The records of an eval set (conf/data/eval_sets/<name>.yaml), e.g. to build a held-out
+    counterfactual test set from a test split rather than from the classifier's training data."""
+    from nliforge.data.registry import load_set
+    from nliforge.utils.cli import CONF_DIR
+
+    path = Path(CONF_DIR) / "data" / "eval_sets" / f"{name}.yaml"
+    if not path.is_file():
+        raise NLIDataError(f"pipeline.disco_source.set={name!r}: no eval set of that name ({path} is missing)")
+    spec = OmegaConf.to_container(OmegaConf.merge({"paths": ctx.cfg.paths}, {"spec": OmegaConf.load(path)}),
+                                  resolve=True)["spec"]
+    world = OmegaConf.to_container(ctx.cfg.world, resolve=True) if "world" in ctx.cfg else None
+    return load_set(spec, "pipeline.disco_source.set", world, ctx.cfg.paths.cache_dir)
+
+
 @stage("disco_source", inputs=("classifier",))
 def source_stage(ctx: StageContext) -> StageOutput:
     """D^s: the classifier's training pairs to perturb: the ambiguous part of the data map (variability
-    strictly above the per-label `quantile`, as the cartography paper's top third), or all of them."""
+    strictly above the per-label `quantile`, as the cartography paper's top third), or all of them;
+    or (`set`) all pairs of a named eval set, for a held-out counterfactual test set."""
     from nliforge.generation.seeds import select_seeds
     from nliforge.pipeline.wanli import over_cap
 
     s = ctx.settings
     run = classifier_run(ctx.cfg)
-    pool = [r for r in run.train_records() if r.label is not None]
+    pool = [r for r in (_named_set(ctx, str(s.set)) if s.get("set") else run.train_records()) if r.label is not None]
     by_uid = {r.uid: r for r in pool}
+    if s.get("set") and str(s.select) != "all":
+        raise NLIDataError(f"pipeline.disco_source.set={s.set!r} has no data map: use pipeline.disco_source.select=all")
     if str(s.select) == "ambiguous":
         per_label = select_seeds(run.metrics().loc[lambda m: m.index.isin(list(by_uid))], q=float(s.quantile))
         chosen = {u for uids in per_label.values() for u in uids}

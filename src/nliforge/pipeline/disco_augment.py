@@ -44,7 +44,8 @@ def augment_stage(ctx: StageContext) -> StageOutput:
         row = {"uid": key, "path": str(path), "count": len(records), "train_set": None}
         if bool(s.register) and key in REGISTERED:
             row["train_set"] = f"{name}_{key}"
-            register_train_set(row["train_set"], path, conf, str(ctx.folder.root.resolve()))
+            register_train_set(row["train_set"], path, conf, str(ctx.folder.root.resolve()),
+                               tool="nliforge-generate pipeline=disco (augment)")
         rows.append(row)
     log.info("augmentation sets: %s", ", ".join(f"{r['uid']}={r['count']}" for r in rows))
     return StageOutput(rows, count_in=len(base) + len(counterfactuals),

@@ -19,12 +19,13 @@ log = logging.getLogger("nliforge.review")
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
-def register_train_set(name: str, path: Path, conf_dir: Path, origin: str) -> Path:
+def register_train_set(name: str, path: Path, conf_dir: Path, origin: str,
+                       tool: str = "nliforge-review aggregate") -> Path:
     """Write `<conf_dir>/data/train_sets/<name>.yaml` pointing at `path` (a JSONL of the data model)."""
     if not _NAME.match(name):
         raise NLIDataError(f"aggregate.name={name!r}: use letters, digits and underscores, starting with a letter")
     target = Path(conf_dir) / "data" / "train_sets" / f"{name}.yaml"
-    text = (f"# Registered by nliforge-review aggregate from {origin}\n"
+    text = (f"# Registered by {tool} from {origin}\n"
             f"{name}:\n  name: {name}\n  loader: jsonl\n  path: {json.dumps(str(Path(path).resolve()))}\n"
             "  num_classes: 3\n  limit: null\n")
     atomic_write_text(target, [text])
