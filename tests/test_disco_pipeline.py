@@ -228,7 +228,7 @@ def test_demo_command_small(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     stages = json.loads((run / "manifest.json").read_text())["stages"]
     assert list(stages) == ["classifier", "disco_teacher", "generator_lm", *STAGES[2:]]
-    assert stages["disco_generate"]["count_in"] == stages["disco_prompts"]["count_out"] > 0
+    assert stages["disco_generate"]["count_in"] == 4 * stages["disco_prompts"]["count_out"] > 0   # n=4 phrases each
     for name in ("splice", "disco_heuristics", "teacher_filter"):
         entry = stages[name]
         assert entry["count_in"] == entry["count_out"] + sum(entry["drops"].values())
