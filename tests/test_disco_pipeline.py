@@ -251,3 +251,13 @@ def test_held_out_source_set_and_its_refusal_without_select_all(tmp_path, world_
                     [*SMALL_WORLD, stages, "pipeline.disco_source.set=synthetic_test"])
     with pytest.raises(NLIDataError, match="select=all"):
         generate(bad)
+
+
+def test_rerun_sends_nothing_and_changes_nothing(disco_run, world_cache, classifier_run_dir, server):
+    run, _ = disco_run
+    first = (run / "dataset.jsonl").read_bytes()
+    before = server.stats.copy()
+    again = generate(disco_cfg(run, world_cache, classifier_run_dir, server.base_url))
+    assert (run / "dataset.jsonl").read_bytes() == first
+    assert server.stats == before                                      # no request reached the server
+    assert again["final"]["count"] == len(first.splitlines())
