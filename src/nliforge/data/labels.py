@@ -16,6 +16,15 @@ from nliforge.data.errors import NLIDataError
 LABELS: tuple[str, ...] = ("entailment", "neutral", "contradiction")
 LABEL2ID: dict[str, int] = {name: i for i, name in enumerate(LABELS)}
 ID2LABEL: dict[int, str] = dict(enumerate(LABELS))
+# Counterfactual label flips, named as in DISCO's tables (E2C: entailment -> contradiction), in their column order.
+FLIP_DIRECTIONS: tuple[str, ...] = ("E2C", "E2N", "N2C", "N2E", "C2N", "C2E")
+
+
+def flip_direction(original: str, target: str) -> str:
+    """The flip's name, e.g. E2C for entailment -> contradiction."""
+    if original not in LABEL2ID or target not in LABEL2ID:
+        raise NLIDataError(f"flip direction: labels must be in {LABELS}, got {original!r} -> {target!r}")
+    return f"{original[0].upper()}2{target[0].upper()}"
 # Gold labels of 2-class evaluation sets.
 NON_ENTAILMENT = "non-entailment"
 NON_CONTRADICTION = "non-contradiction"

@@ -27,10 +27,10 @@ from typing import Any
 import numpy as np
 
 from nliforge.data.errors import NLIDataError
-from nliforge.data.labels import ALL_GOLD_LABELS, LABELS
+from nliforge.data.labels import ALL_GOLD_LABELS, FLIP_DIRECTIONS, LABELS, flip_direction
 from nliforge.data.records import Record
 
-DIRECTIONS: tuple[str, ...] = ("E2C", "E2N", "N2C", "N2E", "C2N", "C2E")  # the paper's column order
+DIRECTIONS: tuple[str, ...] = FLIP_DIRECTIONS  # the paper's column order
 OT_METRICS: tuple[str, ...] = ("euclidean", "sqeuclidean", "cosine")
 EMBEDDING_KINDS: tuple[str, ...] = ("tfidf", "minilm")
 ORIGINAL_KEYS: tuple[str, ...] = ("original_uid", "original_premise", "original_hypothesis", "original_label")
@@ -65,7 +65,7 @@ def flip_rates(original_labels: Sequence[str], target_labels: Sequence[str],
     for i, (orig, target, review) in enumerate(zip(original_labels, target_labels, review_labels)):
         if orig == target:
             raise ValueError(f"target_labels[{i}]={target!r} equals the original label: not a counterfactual")
-        c = counts[f"{orig[0].upper()}2{target[0].upper()}"]
+        c = counts[flip_direction(orig, target)]
         if review is None:
             c["skipped"] += 1
             continue

@@ -17,7 +17,6 @@ A completion is the phrase on one line; the stop sequence is the newline.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -27,7 +26,6 @@ from nliforge.data.errors import NLIDataError
 
 MASK = "[blank]"
 TARGET_WORDS = {"entailment": "true", "neutral": "inconclusive", "contradiction": "false"}
-LETTERS = {"entailment": "E", "neutral": "N", "contradiction": "C"}
 INSTRUCTION = ("Fill the gap marked [blank] in the statement with a short phrase, so that, given the "
                "completed statement, the conclusion is as stated below it. Answer with the phrase only.")
 INSERTION_LEAD = "Complete the statement so that the conclusion that follows it is {word}.\n\nStatement: "
@@ -39,11 +37,6 @@ def target_word(label: str) -> str:
         return TARGET_WORDS[label]
     except KeyError:
         raise NLIDataError(f"no DISCO target word for label {label!r}; expected one of {sorted(TARGET_WORDS)}") from None
-
-
-def direction(original: str, target: str) -> str:
-    """The flip's name in the paper's tables, e.g. E2C for entailment -> contradiction."""
-    return f"{LETTERS[original]}2{LETTERS[target]}"
 
 
 @dataclass(frozen=True)
@@ -89,8 +82,9 @@ def chat_messages(prompt: str) -> tuple[dict[str, str], ...]:
 
 def prompt_hash(prompt: str, suffix: str | None = None) -> str:
     """A short stable id of what is sent (prompt and suffix)."""
-    text = prompt if suffix is None else f"{prompt}\x00{suffix}"
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    from nliforge.generation.prompts import prompt_hash as text_hash
+
+    return text_hash(prompt if suffix is None else f"{prompt}\x00{suffix}")
 
 
 def nearest_demonstrations(queries: Sequence[str], pool_texts: Sequence[str], pool_directions: Sequence[str],
@@ -117,10 +111,13 @@ def nearest_demonstrations(queries: Sequence[str], pool_texts: Sequence[str], po
 def demonstration_from_record(row: Mapping) -> Demonstration:
     """A Demonstration from a counterfactual record of an earlier DISCO run (its meta provenance)."""
     meta = row.get("meta") or {}
+    from nliforge.generation.splice import Span, masked
+
     try:
         start, end = meta["span"]
         original = meta["original_premise"]
-        return Demonstration(original[:start] + MASK + original[end:], row["hypothesis"], row["label"],
+        span = Span(start, end, meta.get("span_text", original[start:end]))
+        return Demonstration(masked(original, span, MASK), row["hypothesis"], row["label"],
                              meta["filler"], meta.get("direction", ""))
     except (KeyError, TypeError, ValueError) as exc:
         raise NLIDataError(f"demonstration {row.get('uid')!r}: expected a DISCO counterfactual record with "

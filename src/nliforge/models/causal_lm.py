@@ -69,6 +69,12 @@ def read_lm_meta(folder: str | os.PathLike) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
+def is_finished(folder: str | os.PathLike, digest: str) -> bool:
+    """Whether `folder` holds a finished model trained from exactly these inputs (same digest)."""
+    meta = read_lm_meta(folder)
+    return meta is not None and meta.get("digest") == digest
+
+
 def train_prompt_lm(documents: Sequence[str], out_dir: str | os.PathLike, *, n_layer: int = 2,
                     n_embd: int = 128, n_head: int = 4, steps: int = 600, batch_size: int = 16,
                     lr: float = 3e-3, seq_len: int = 256, seed: int = 0, vocab_size: int = 2000,
@@ -86,8 +92,7 @@ def train_prompt_lm(documents: Sequence[str], out_dir: str | os.PathLike, *, n_l
         raise ValueError("train_prompt_lm needs at least one document")
     out_dir = Path(out_dir)
     digest = settings_digest(documents, settings)
-    meta = read_lm_meta(out_dir)
-    if meta is not None and meta.get("digest") == digest:
+    if is_finished(out_dir, digest):
         return out_dir
 
     def build(tmp: Path) -> None:

@@ -26,7 +26,7 @@ from torch.utils.data import DataLoader
 from transformers import AutoModelForCausalLM, AutoTokenizer, GPT2Config, GPT2LMHeadModel
 
 from nliforge.data.records import Record
-from nliforge.models.causal_lm import META_NAME, read_lm_meta
+from nliforge.models.causal_lm import META_NAME, is_finished
 from nliforge.models.nli_generator import (GeneratorExample, NLIGenerator, add_label_tokens, collate,
                                            encode_examples)
 from nliforge.models.tiny_tokenizer import train_causal_tokenizer
@@ -134,8 +134,7 @@ def train_generator(records: Sequence[Record], out_dir: str | os.PathLike, cfg: 
         raise ValueError("train_generator needs at least one record")
     out_dir = Path(out_dir)
     digest = generator_digest(examples, cfg)
-    meta = read_lm_meta(out_dir)
-    if meta is not None and meta.get("digest") == digest:
+    if is_finished(out_dir, digest):
         return out_dir
     def build(tmp: Path) -> None:
         start = time.perf_counter()

@@ -11,11 +11,12 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from nliforge.data.errors import NLIDataError
+from nliforge.data.labels import FLIP_DIRECTIONS
 from nliforge.data.records import Record
 from nliforge.pipeline.engine import StageContext, StageOutput, stage
 from nliforge.pipeline.shared_stages import classifier_run, generate_from
 
-ALL_DIRECTIONS = ("E2C", "E2N", "N2C", "N2E", "C2N", "C2E")
+ALL_DIRECTIONS = FLIP_DIRECTIONS
 
 
 def _train_sets_node(names) -> dict:
@@ -60,14 +61,9 @@ def teacher_stage(ctx: StageContext) -> StageOutput:
 def _named_set(ctx: StageContext, name: str) -> list:
     """The records of an eval set (conf/data/eval_sets/<name>.yaml), e.g. to build a held-out
     counterfactual test set from a test split rather than from the classifier's training data."""
-    from nliforge.data.registry import load_set
-    from nliforge.utils.cli import CONF_DIR
+    from nliforge.data.registry import eval_set_spec, load_set
 
-    path = Path(CONF_DIR) / "data" / "eval_sets" / f"{name}.yaml"
-    if not path.is_file():
-        raise NLIDataError(f"pipeline.disco_source.set={name!r}: no eval set of that name ({path} is missing)")
-    spec = OmegaConf.to_container(OmegaConf.merge({"paths": ctx.cfg.paths}, {"spec": OmegaConf.load(path)}),
-                                  resolve=True)["spec"]
+    spec = eval_set_spec(name, "pipeline.disco_source.set", ctx.cfg.paths.cache_dir)
     world = OmegaConf.to_container(ctx.cfg.world, resolve=True) if "world" in ctx.cfg else None
     return load_set(spec, "pipeline.disco_source.set", world, ctx.cfg.paths.cache_dir)
 

@@ -8,9 +8,11 @@ from pathlib import Path
 
 from nliforge.data.errors import NLIDataError
 from nliforge.data.labels import LABELS
+from nliforge.data.labels import flip_direction as direction
 from nliforge.generation.disco_prompts import (
-    MASK, Demonstration, chat_messages, demonstration_from_record, direction, insertion_prompt, masked_prompt,
+    MASK, Demonstration, chat_messages, demonstration_from_record, insertion_prompt, masked_prompt,
     nearest_demonstrations, prompt_hash)
+from nliforge.generation.splice import Span, check_span, masked
 
 KEY = "pipeline.disco_prompts.demonstrations"
 
@@ -48,8 +50,7 @@ def build_prompt_rows(spans: Sequence[Mapping], source: Mapping[str, Mapping], d
     jobs = []
     for sp in spans:
         rec = source[sp["source_uid"]]
-        if rec["premise"][sp["start"]:sp["end"]] != sp["text"]:
-            raise NLIDataError(f"span {sp['uid']}: offsets {sp['start']}:{sp['end']} do not hold {sp['text']!r}")
+        check_span(rec["premise"], Span(sp["start"], sp["end"], sp["text"]))
         for target in _targets(rec["label"], directions):
             jobs.append((sp, rec, target))
     queries = [(rec["premise"], rec["hypothesis"], direction(rec["label"], t)) for _, rec, t in jobs]
@@ -60,7 +61,8 @@ def build_prompt_rows(spans: Sequence[Mapping], source: Mapping[str, Mapping], d
         if insertion:
             prompt, suffix = insertion_prompt(premise[:start], premise[end:], rec["hypothesis"], target)
         else:
-            prompt, suffix = masked_prompt(premise[:start] + MASK + premise[end:], rec["hypothesis"], target, chosen), None
+            masked_premise = masked(premise, Span(start, end, sp["text"]), MASK)
+            prompt, suffix = masked_prompt(masked_premise, rec["hypothesis"], target, chosen), None
         rows.append({
             "uid": f"{sp['uid']}:{target[0].upper()}", "source_uid": rec["uid"], "span_uid": sp["uid"],
             "start": start, "end": end, "span_text": sp["text"], "premise": premise, "hypothesis": rec["hypothesis"],

@@ -16,7 +16,7 @@ SUFFIX_KINDS = frozenset({"openai_completions"})
 
 def supports_suffix(cfg: Mapping[str, Any]) -> bool:
     """Whether the configured generator can be sent a prefix and a suffix (insertion mode)."""
-    return cfg.get("kind") in SUFFIX_KINDS and bool(cfg.get("suffix", True))
+    return cfg.get("kind") in SUFFIX_KINDS
 
 
 def build_backend(cfg: Mapping[str, Any]):
