@@ -56,6 +56,35 @@ def build_module(cfg: DictConfig, model, perm, val_names: list[str], poe: dict |
     return PoEClassifier(*args, **poe)
 
 
+def is_rank_zero() -> bool:
+    """True in the process that writes files: the only one, or rank 0 of a DDP run (from the launcher's
+    or Slurm's environment, read by Lightning at import)."""
+    from lightning.fabric.utilities.rank_zero import rank_zero_only
+
+    return getattr(rank_zero_only, "rank", 0) == 0
+
+
+def compile_backbone(module: NLIClassifier, settings: DictConfig | None) -> None:
+    """`compile.enabled`: torch.compile the backbone in place (`nn.Module.compile`), so checkpoints and
+    the saved model keep their usual parameter names. Pays off on GPUs and long runs, not tiny CPU ones."""
+    if settings is None or not settings.get("enabled", False):
+        return
+    kwargs = {k: settings.get(k) for k in ("mode", "dynamic", "backend") if settings.get(k) is not None}
+    log.info("torch.compile of the backbone %s", kwargs)
+    module.model.compile(**kwargs)
+
+
+def check_distributed(cfg: DictConfig, trainer: L.Trainer) -> None:
+    """Several processes need nliforge's own batch sharding: Lightning's sampler would break the plan
+    that makes a DDP run train on the same batches as one process (and cannot wrap our sampler)."""
+    if trainer.world_size > 1 and cfg.trainer.get("use_distributed_sampler", True):
+        raise NLIDataError(f"trainer: {trainer.world_size} processes need trainer.use_distributed_sampler=false "
+                           "(nliforge splits each global batch itself); use trainer=ddp or trainer=ddp_sim")
+    if int(cfg.data.batch_size) % trainer.world_size:
+        raise NLIDataError(f"data.batch_size={cfg.data.batch_size} is the global batch and must divide evenly "
+                           f"over {trainer.world_size} processes (trainer.devices x trainer.num_nodes)")
+
+
 def resolve_ckpt(cfg: DictConfig, out: Path) -> str | None:
     if cfg.get("ckpt_path") == "last":
         last = out / "checkpoints" / "last.ckpt"
@@ -73,8 +102,10 @@ def train(cfg: DictConfig) -> dict:
     eval_sets = load_suite(cfg)
     val_sets = pick_val_sets(cfg, eval_sets)
     view, poe = check_input(model_input(cfg)), poe_settings(cfg.model)
-    out = prepare_output_dir(cfg)
-    write_training_manifest(ts, cfg, out)
+    out = Path(cfg.paths.output_dir)
+    if is_rank_zero():  # under DDP every process runs train(); one writes the run folder
+        prepare_output_dir(cfg)
+        write_training_manifest(ts, cfg, out)
     log.info("training set %s: %d examples %s", ts.train_id, len(ts.records), ts.sizes)
     # only a tiny backbone trains its tokenizer on the training texts
     texts = [t for r in ts.records for t in (r.premise, r.hypothesis)] if cfg.model.backbone.kind == "tiny" else ()
@@ -84,10 +115,14 @@ def train(cfg: DictConfig) -> dict:
                        group_by_length=cfg.data.get("group_by_length", True), input=view,
                        hypothesis_view=poe is not None)
     module = build_module(cfg, model, perm, list(val_sets), poe)
+    compile_backbone(module, cfg.get("compile"))
     loggers = build_loggers(cfg, f"{ts.train_id}-s{cfg.seed}", out)
     trainer = instantiate(cfg.trainer, "trainer", callbacks=build_callbacks(cfg), logger=loggers or False)
+    check_distributed(cfg, trainer)
     try:
         trainer.fit(module, datamodule=dm, ckpt_path=resolve_ckpt(cfg, out))
+        if not trainer.is_global_zero:  # a DDP worker of trainer=ddp: rank 0 evaluates and writes
+            return {}
         results = evaluate_and_record(module, dm, eval_sets, cfg, ts.train_id, out, loggers)
         if cfg.get("save_model", True):
             save_backbone(module.model, tokenizer, out / "model")

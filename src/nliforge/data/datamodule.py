@@ -11,7 +11,7 @@ from torch.utils.data import DataLoader, Dataset
 from nliforge.data.errors import NLIDataError
 from nliforge.data.labels import LABEL2ID
 from nliforge.data.records import Record
-from nliforge.data.sampling import LengthGroupedBatchSampler
+from nliforge.data.sampling import GlobalBatchSampler, LengthGroupedBatchSampler
 
 TOKEN_KEYS = ("input_ids", "attention_mask", "token_type_ids")
 INPUTS = ("pair", "hypothesis", "premise")
@@ -126,11 +126,24 @@ class NLIDataModule(L.LightningDataModule):
                           collate_fn=self.collate, num_workers=self.num_workers, generator=generator,
                           persistent_workers=self.num_workers > 0)
 
+    def processes(self) -> tuple[int, int]:
+        """(world size, global rank) of the attached trainer; (1, 0) outside one."""
+        trainer = getattr(self, "trainer", None)
+        if trainer is None:
+            return 1, 0
+        return int(trainer.world_size), int(trainer.global_rank)
+
+    def train_sampler(self) -> GlobalBatchSampler:
+        """This process's batches: `data.batch_size` is the global batch, split over the processes,
+        so a DDP run trains on the same batches as a single process (see `data.sampling`)."""
+        world, rank = self.processes()
+        if self.group_by_length:
+            return LengthGroupedBatchSampler(self.train_set.lengths(), self.batch_size, self.seed,
+                                             num_replicas=world, rank=rank)
+        return GlobalBatchSampler(len(self.train_set), self.batch_size, self.seed, num_replicas=world, rank=rank)
+
     def train_dataloader(self) -> DataLoader:
-        if not self.group_by_length:
-            return self.loader(self.train_set, shuffle=True, batch_size=self.batch_size)
-        sampler = LengthGroupedBatchSampler(self.train_set.lengths(), self.batch_size, self.seed)
-        return DataLoader(self.train_set, batch_sampler=sampler, collate_fn=self.collate,
+        return DataLoader(self.train_set, batch_sampler=self.train_sampler(), collate_fn=self.collate,
                           num_workers=self.num_workers, persistent_workers=self.num_workers > 0)
 
     def val_dataloader(self):

@@ -1,49 +1,109 @@
-"""Length-grouped batches: similar-length pairs share a batch, so padding to the longest wastes little."""
+"""Training batches, planned once for the whole run and sharded across processes.
+
+The plan (which examples form each step's *global* batch) depends only on the seed and the epoch,
+never on the number of processes. Under DDP each rank takes its slice of every global batch, so
+a multi-process run sees exactly the batches a single-process run with the same `data.batch_size`
+sees, and (gradients being averaged) takes the same optimizer steps.
+"""
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Iterator, Sequence
 
 from torch.utils.data import Sampler
 
+from nliforge.data.errors import NLIDataError
 
-class LengthGroupedBatchSampler(Sampler[list[int]]):
-    """Seeded batches of similar length, every example exactly once per epoch.
+log = logging.getLogger(__name__)
 
-    Each epoch: shuffle all indices, cut them into chunks of `chunk_batches` batches, sort each
-    chunk by length, cut it into batches, then shuffle the batch order. Randomness comes from
-    (seed, epoch), so a run is reproducible and epochs differ. Lightning calls `set_epoch`.
+
+class GlobalBatchSampler(Sampler[list[int]]):
+    """Seeded random batches of `batch_size` (global) examples, every example once per epoch.
+
+    Randomness comes from (seed, epoch): a run is reproducible and epochs differ; Lightning calls
+    `set_epoch`. With `num_replicas` > 1 each rank yields its share of each global batch; a global
+    batch too short to give every rank an example (only ever the last one) is dropped with a warning.
     """
 
-    def __init__(self, lengths: Sequence[int], batch_size: int, seed: int = 0, chunk_batches: int = 50,
-                 drop_last: bool = False):
-        self.lengths = list(lengths)
-        self.batch_size, self.seed, self.chunk_batches, self.drop_last = batch_size, seed, chunk_batches, drop_last
+    def __init__(self, n: int, batch_size: int, seed: int = 0, drop_last: bool = False,
+                 num_replicas: int = 1, rank: int = 0):
+        if batch_size % num_replicas:
+            raise NLIDataError(f"data.batch_size={batch_size} is the global batch: it must divide evenly over "
+                               f"{num_replicas} processes (trainer.devices x trainer.num_nodes)")
+        if not 0 <= rank < num_replicas:
+            raise NLIDataError(f"rank {rank} outside 0..{num_replicas - 1}")
+        self.n, self.batch_size, self.seed, self.drop_last = n, batch_size, seed, drop_last
+        self.num_replicas, self.rank = num_replicas, rank
         self.epoch = 0
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch = epoch
 
-    def _batches(self) -> list[list[int]]:
-        rng = random.Random(f"{self.seed}:{self.epoch}")
-        order = list(range(len(self.lengths)))
+    def _rng(self) -> random.Random:
+        return random.Random(f"{self.seed}:{self.epoch}")
+
+    def global_batches(self) -> list[list[int]]:
+        """This epoch's plan: the batches a single process would train on, in order."""
+        rng = self._rng()
+        order = list(range(self.n))
+        rng.shuffle(order)
+        return self._finish([order[i:i + self.batch_size] for i in range(0, self.n, self.batch_size)], rng)
+
+    def _finish(self, batches: list[list[int]], rng: random.Random) -> list[list[int]]:
+        if self.drop_last:
+            batches = [b for b in batches if len(b) == self.batch_size]
+        return batches
+
+    def _usable(self, batches: list[list[int]]) -> list[list[int]]:
+        usable = [b for b in batches if len(b) >= self.num_replicas]
+        if len(usable) < len(batches) and self.rank == 0 and self.epoch == 0:
+            log.warning("dropped %d batch(es) smaller than the %d processes", len(batches) - len(usable),
+                        self.num_replicas)
+        return usable
+
+    def __iter__(self) -> Iterator[list[int]]:
+        batches = self.global_batches()
+        if self.num_replicas == 1:
+            return iter(batches)
+        return iter(b[self.rank::self.num_replicas] for b in self._usable(batches))
+
+    def __len__(self) -> int:
+        full, rest = divmod(self.n, self.batch_size)
+        tail = 0 if self.drop_last or rest == 0 else int(rest >= self.num_replicas)
+        return full + tail
+
+
+class LengthGroupedBatchSampler(GlobalBatchSampler):
+    """Batches of similar length, so padding to the longest item wastes little.
+
+    Each epoch: shuffle all indices, cut them into chunks of `chunk_batches` batches, sort each
+    chunk by length, cut it into batches, then shuffle the batch order.
+    """
+
+    def __init__(self, lengths: Sequence[int], batch_size: int, seed: int = 0, chunk_batches: int = 50,
+                 drop_last: bool = False, num_replicas: int = 1, rank: int = 0):
+        super().__init__(len(lengths), batch_size, seed, drop_last, num_replicas, rank)
+        self.lengths = list(lengths)
+        self.chunk_batches = chunk_batches
+
+    def global_batches(self) -> list[list[int]]:
+        rng = self._rng()
+        order = list(range(self.n))
         rng.shuffle(order)
         chunk = self.batch_size * self.chunk_batches
         batches = []
         for start in range(0, len(order), chunk):
             part = sorted(order[start:start + chunk], key=lambda i: self.lengths[i])
             batches.extend(part[i:i + self.batch_size] for i in range(0, len(part), self.batch_size))
-        if self.drop_last:
-            batches = [b for b in batches if len(b) == self.batch_size]
+        batches = self._finish(batches, rng)
         rng.shuffle(batches)
         return batches
 
-    def __iter__(self) -> Iterator[list[int]]:
-        return iter(self._batches())
-
     def __len__(self) -> int:
         chunk = self.batch_size * self.chunk_batches
-        full_chunks, rest = divmod(len(self.lengths), chunk)
-        tail = rest // self.batch_size if self.drop_last else -(-rest // self.batch_size)
+        full_chunks, rest = divmod(self.n, chunk)
+        whole, part = divmod(rest, self.batch_size)
+        tail = whole + (0 if self.drop_last or part == 0 else int(part >= self.num_replicas))
         return full_chunks * self.chunk_batches + tail

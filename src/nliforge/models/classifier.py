@@ -48,7 +48,8 @@ class NLIClassifier(L.LightningModule):
         mask = labels >= 0
         acc = (logits.argmax(-1)[mask] == labels[mask]).float().mean() if mask.any() else torch.tensor(0.0)
         name = self.val_names[dataloader_idx] if dataloader_idx < len(self.val_names) else str(dataloader_idx)
-        self.log(f"val/{name}/acc", acc, add_dataloader_idx=False, batch_size=int(mask.sum()), prog_bar=True)
+        self.log(f"val/{name}/acc", acc, add_dataloader_idx=False, batch_size=int(mask.sum()), prog_bar=True,
+                 sync_dist=True)  # under DDP every rank scores the whole set: the mean of equal values
 
     @torch.inference_mode()
     def predict_probs(self, batch: dict) -> torch.Tensor:
