@@ -129,3 +129,20 @@ def test_compile_switch_keeps_parameter_names(tmp_path, world_cache):
     state = torch.load(tmp_path / "run" / "checkpoints" / "last.ckpt", weights_only=False)["state_dict"]
     assert state and not any("_orig_mod" in k for k in state)
     assert (tmp_path / "run" / "model" / "config.json").is_file()
+
+
+def test_slurm_ddp_preset_asks_one_task_per_device(tmp_path):
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    from conftest import CONF_DIR
+
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+        cfg = compose("train", overrides=["trainer=ddp", "trainer.devices=4", "hydra/launcher=slurm_ddp"],
+                      return_hydra_config=True)
+    GlobalHydra.instance().clear()
+    launcher = cfg.hydra.launcher
+    assert launcher.tasks_per_node == 4 and launcher.gpus_per_node == 4 and launcher.nodes == 1
+    assert cfg.trainer.strategy == "ddp" and cfg.trainer.use_distributed_sampler is False
+    assert cfg.trainer.precision == "bf16-mixed" and cfg.trainer.accelerator == "gpu"
