@@ -124,3 +124,25 @@ def test_job_that_dies_is_seen_as_failed(slurm_env, tmp_path, monkeypatch):
     assert job.state == "FAILED"
     with pytest.raises(submitit.core.utils.UncompletedJobError, match="state: FAILED"):
         job.result()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)  # a hung launcher fails the test instead of blocking CI
+def test_ddp_job_runs_one_task_per_process(slurm_env, tmp_path):
+    """trainer=ddp_sim with hydra/launcher=slurm_ddp: Slurm starts two tasks, Lightning takes their
+    ranks from Slurm's environment, every example is recorded once per epoch and rank 0 alone writes."""
+    sweep = tmp_path / "sweep"
+    proc = _train(["seed=1", "model.max_epochs=2", *SMALL, "trainer=ddp_sim", "hydra/launcher=slurm_ddp",
+                   "hydra.launcher.gpus_per_node=null", "hydra.launcher.cpus_per_task=1", "hydra.launcher.mem_gb=1",
+                   "hydra.launcher.timeout_min=15", f"hydra.sweep.dir={sweep}", f"paths.cache_dir={tmp_path / 'cache'}"],
+                  tmp_path, slurm_env)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    logs = "".join(p.read_text() for p in (sweep / ".submitit").glob("*/*_log.*"))
+    assert "GLOBAL_RANK: 1, MEMBER: 2/2" in logs and "distributed_backend=gloo" in logs, logs[-3000:]
+    import pandas as pd
+
+    for epoch in ("000", "001"):
+        frame = pd.read_parquet(sweep / "0" / "dynamics" / f"epoch_{epoch}.parquet")
+        assert len(frame) == 300 and frame["uid"].is_unique   # both ranks' halves, gathered on rank 0
+    with (sweep / "0" / "metrics.csv").open() as fh:
+        assert {r["eval_set"] for r in csv.DictReader(fh)} >= {"synthetic_test"}
