@@ -205,3 +205,12 @@ def test_cli_errors_name_the_input(tmp_path, capsys, biased):
     with pytest.raises(SystemExit):
         main(["data-map", str(tmp_path / "no_dyn"), "--out", str(tmp_path)])
     assert "training-dynamics folder" in capsys.readouterr().err
+
+
+def test_cli_reads_a_registered_training_set_by_name(tmp_path, world_cache):
+    """`nliforge-analyze stats synthetic_biased --override ...`: the records nliforge-train would use."""
+    out = tmp_path / "stats"
+    assert main(["stats", "synthetic_biased", "--out", str(out), "--override", "world.n_train=300",
+                 "--override", f"paths.cache_dir={world_cache}"]) == 0
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["n"] == 300 and sum(stats["labels"].values()) == 300

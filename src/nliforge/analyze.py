@@ -25,15 +25,38 @@ from nliforge.data.labels import LABELS
 PROG = "nliforge-analyze"
 
 
-def load_records(path: str | Path, what: str = "input"):
-    """Records of a JSONL file; a missing file says what kind of file was expected."""
+def load_records(path: str | Path, what: str = "input", overrides: Sequence[str] = ()):
+    """Records of a JSONL file, or of a training set registered under conf/data/train_sets (by name,
+    e.g. `synthetic_biased`, composed with the `train` config and any Hydra `overrides` such as
+    `world.n_train=2000`); a missing input says what kind of input was expected."""
     from nliforge.data.jsonl import read_jsonl
+    from nliforge.utils.cli import CONF_DIR
 
     path = Path(path)
-    if not path.is_file():
-        raise NLIDataError(f"{what} {path}: file not found; expected a JSONL file of records "
-                           "(one JSON object per line with uid, premise, hypothesis, label)")
-    return read_jsonl(path)
+    if path.is_file():
+        return read_jsonl(path)
+    if path.suffix == "" and (Path(CONF_DIR) / "data" / "train_sets" / f"{path.name}.yaml").is_file():
+        return named_train_set(path.name, overrides)
+    raise NLIDataError(f"{what} {path}: file not found; expected a JSONL file of records "
+                       "(one JSON object per line with uid, premise, hypothesis, label) "
+                       "or the name of a set in conf/data/train_sets")
+
+
+def named_train_set(name: str, overrides: Sequence[str] = ()):
+    """The records nliforge-train would train on with `data/train_sets=[name]` and these overrides."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    from nliforge.data.training_set import build_training_set
+    from nliforge.utils.cli import CONF_DIR
+
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+            cfg = compose("train", overrides=[f"data/train_sets=[{name}]", *overrides])
+    finally:
+        GlobalHydra.instance().clear()
+    return build_training_set(cfg).records
 
 
 def _labels(text: str) -> tuple[str, ...]:
@@ -46,7 +69,7 @@ def _labels(text: str) -> tuple[str, ...]:
 def cmd_stats(args) -> None:
     from nliforge.analysis.stats import dataset_stats, stats_markdown, write_stats
 
-    stats = dataset_stats(load_records(args.input), where=str(args.input))
+    stats = dataset_stats(load_records(args.input, overrides=args.override), where=str(args.input))
     paths = write_stats(stats, args.out, name=args.name or Path(args.input).stem)
     print(stats_markdown(stats, args.name or Path(args.input).stem), end="")
     print(f"wrote {paths['json']} and {paths['markdown']}")
@@ -58,7 +81,7 @@ def cmd_partial_input(args) -> None:
 
     views = ["hypothesis", "premise"] + (["pair"] if args.pair else [])
     result = partial_input_baselines(
-        load_records(args.input), load_records(args.eval, "--eval") if args.eval else None,
+        load_records(args.input, overrides=args.override), load_records(args.eval, "--eval") if args.eval else None,
         views=views, balance=not args.no_balance, equal_size=args.equal_size,
         test_fraction=args.test_fraction, seed=args.seed, tfidf=not args.counts,
         labels=args.labels, where=str(args.input), eval_where=str(args.eval))
@@ -74,7 +97,7 @@ def cmd_word_label(args) -> None:
     from nliforge.analysis.word_label import word_label_correlations, write_word_label
 
     result = word_label_correlations(
-        load_records(args.input), side=args.side, threshold=args.threshold, alpha=args.alpha,
+        load_records(args.input, overrides=args.override), side=args.side, threshold=args.threshold, alpha=args.alpha,
         min_count=args.min_count, balance=args.balance, seed=args.seed, labels=args.labels,
         where=str(args.input))
     paths = write_word_label(result, args.out, annotate=args.annotate)
@@ -90,7 +113,7 @@ def cmd_similarity(args) -> None:
         load_encoder, similarity_frame, summarize_by_label, write_similarity,
     )
 
-    records = load_records(args.input)
+    records = load_records(args.input, overrides=args.override)
     frame = similarity_frame(records, load_encoder(args.model, args.device), args.batch_size)
     paths = write_similarity(frame, args.out, fmt=args.format,
                              title=f"premise-hypothesis similarity: {Path(args.input).stem}")
@@ -108,6 +131,8 @@ def cmd_data_map(args) -> None:
 def _add_common(sub, input_help: str):
     sub.add_argument("input", help=input_help)
     sub.add_argument("--out", required=True, help="folder the outputs are written into")
+    sub.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                     help="Hydra override when input names a training set, e.g. world.n_train=2000 (repeatable)")
 
 
 def _add_partial_input(subs, jsonl: str, labels: dict) -> None:
@@ -142,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argparse parser with one subcommand per analysis."""
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
     subs = parser.add_subparsers(dest="command", required=True)
-    jsonl = "JSONL file of records (uid, premise, hypothesis, label)"
+    jsonl = "JSONL file of records (uid, premise, hypothesis, label), or a training-set name (synthetic_biased)"
     labels = dict(type=_labels, default=LABELS, help="comma-separated label names (default e,n,c)")
 
     s = subs.add_parser("stats", help="size, labels, lengths, overlap, duplicates, vocabulary")
