@@ -4,6 +4,7 @@ sampling through the runner, the confidence filter, z-filtering recipes and the 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -72,3 +73,63 @@ def test_unknown_recipe_is_refused(tmp_path, world_cache, classifier_run_dir):
 
     with pytest.raises(NLIDataError, match="recipe='nope'"):
         run_recipe("nope", [], [])
+
+
+def _mean_p_of_biased_tokens(model_dir, rejected) -> float:
+    """Mean probability of the tokens L_UL pushes down (the rejecting feature's tokens) in Z⁻ instances
+    (probability, not log: −log(1 − p) pushes hardest on the tokens the model finds likely)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from nliforge.models.generator_train import to_examples
+    from nliforge.models.nli_generator import collate, encode_examples
+
+    tok, model = AutoTokenizer.from_pretrained(model_dir), AutoModelForCausalLM.from_pretrained(model_dir).eval()
+    batch = collate(encode_examples(tok, to_examples([], rejected), 0, 128), tok.pad_token_id)
+    with torch.no_grad():
+        logp = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits.log_softmax(-1)
+    targets = batch["targets"].clamp(min=0)
+    picked = logp.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    mask = batch["biased"].bool() & (batch["targets"] >= 0)
+    return float(picked[mask].exp().mean())
+
+
+def _rows(path) -> dict:
+    return {row["uid"]: row for row in map(json.loads, path.read_text().splitlines())}
+
+
+def test_debias_stage_fine_tunes_g_into_g_star(tmp_path, world_cache, classifier_run_dir):
+    """§4.1: with `zaug_debias` in the stages, 'ul' is fine-tuned from G on Z(D0) + Z⁻(D0) and sampled
+    from; 'mle' passes through. G* gives the biased tokens of Z⁻ instances lower probability than G."""
+    from dataclasses import replace
+
+    from nliforge.filtering.zfilter import z_filter
+    from nliforge.models.causal_lm import META_NAME
+    from nliforge.models.generator_train import BIASED_META_KEY, train_generator
+
+    run = tmp_path / "run"
+    stages = ["classifier", "zaug_generator", "zaug_debias", "zaug_sample", "confidence", "zfilter"]
+    cfg = zaug_cfg(tmp_path, world_cache, classifier_run_dir, [
+        f"pipeline.stages=[{','.join(stages)}]", "pipeline.zaug_debias.k=5", "pipeline.zaug_debias.batch_size=50",
+        "pipeline.zaug_debias.progress=false"])
+    manifest = generate(cfg)
+    assert list(manifest["stages"]) == STAGES[:2] + ["zaug_debias"] + STAGES[2:]
+    rows, generators = _rows(run / "stages" / "zaug_debias.jsonl"), _rows(run / "stages" / "zaug_generator.jsonl")
+    assert rows["mle"]["path"] == generators["mle"]["path"] and not rows["mle"]["debiased"]
+    assert rows["ul"]["debiased"] and rows["ul"]["path"].endswith("generator_ul_debiased")
+    d0 = read_jsonl(classifier_run_dir / "train_set.jsonl")
+    res = z_filter(d0, k=5, batch_size=50)
+    assert rows["ul"]["n_z"] == len(res.accepted) and rows["ul"]["n_z_minus"] == len(res.rejected) > 0
+    meta = json.loads((Path(rows["ul"]["path"]) / META_NAME).read_text())
+    assert meta["settings"]["init"] == generators["ul"]["path"] and meta["n_rejected"] == len(res.rejected)
+    rejected = [replace(r, meta={**r.meta, BIASED_META_KEY: [r.meta["zfilter"]["feature"]]}) for r in res.rejected]
+    # control: the same fine-tuning with α = 0 (Z(D0) only); the unlikelihood term is what lowers them
+    control = train_generator(res.accepted, tmp_path / "control", {**meta["settings"], "alpha": 0.0},
+                              rejected=rejected)
+    with_ul = _mean_p_of_biased_tokens(rows["ul"]["path"], rejected)
+    without = _mean_p_of_biased_tokens(control, rejected)
+    print(f"mean p of biased tokens: G* {with_ul:.4f}, α = 0 control {without:.4f}, "
+          f"G {_mean_p_of_biased_tokens(generators['ul']['path'], rejected):.4f}")
+    assert with_ul < 0.8 * without, (with_ul, without)
+    # sampling re-ran from the G* rows
+    assert manifest["stages"]["zaug_sample"]["inputs"]["zaug_debias"] == manifest["stages"]["zaug_debias"]["sha256"]

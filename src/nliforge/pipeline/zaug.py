@@ -4,6 +4,7 @@ recipe (Z-Aug, Par-Z, Seq-Z) and report the biased features before and after (Ta
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +32,40 @@ def generator_stage(ctx: StageContext) -> StageOutput:
     return StageOutput(rows, count_in=len(d0))
 
 
-@stage("zaug_sample", inputs=("zaug_generator",))
+@stage("zaug_debias", inputs=("classifier", "zaug_generator"))
+def debias_stage(ctx: StageContext) -> StageOutput:
+    """§4.1: G -> G*. z-filter D0 into Z(D0) and Z⁻(D0), then fine-tune each listed generator with
+    L_debias = L_MLE(Z(D0)) + α·L_UL(Z⁻(D0)), the unlikelihood only on the tokens of the feature that
+    rejected each Z⁻ instance (the whole hypothesis for a non-n-gram feature). Other variants pass
+    through unchanged; `zaug_sample` then samples from these rows instead of `zaug_generator`'s."""
+    from nliforge.filtering.zfilter import z_filter
+    from nliforge.models.generator_train import BIASED_META_KEY, train_generator
+
+    s = ctx.settings
+    d0 = [r for r in classifier_run(ctx.cfg).train_records() if r.label is not None]
+    res = z_filter(d0, k=int(s.k), batch_size=int(s.batch_size))
+    rejected = [replace(r, meta={**r.meta, BIASED_META_KEY: [r.meta["zfilter"]["feature"]]}) for r in res.rejected]
+    base = OmegaConf.to_container(ctx.cfg.pipeline.generator_model, resolve=True)
+    chosen = [str(v) for v in (s.get("variants") or [])]
+    rows = []
+    for gen in ctx.rows("zaug_generator"):
+        if chosen and gen["uid"] not in chosen:
+            rows.append({**gen, "debiased": False})
+            continue
+        folder = Path(ctx.cfg.paths.output_dir) / "zaug" / f"generator_{gen['uid']}_debiased"
+        settings = {**base, "init": gen["path"], "lam": float(s.lam), "alpha": float(s.alpha),
+                    "max_epochs": int(s.max_epochs)}
+        path = train_generator(res.accepted, folder, settings, rejected=rejected, progress=bool(s.get("progress")))
+        rows.append({**gen, "path": str(path), "debiased": True, "n_z": len(res.accepted), "n_z_minus": len(rejected)})
+    return StageOutput(rows, count_in=len(d0))
+
+
+def generator_rows(ctx: StageContext) -> list[dict]:
+    """The generators to sample from: G* when the pipeline debiases (§4.1), else G."""
+    return ctx.rows("zaug_debias" if "zaug_debias" in ctx.cfg.pipeline.stages else "zaug_generator")
+
+
+@stage("zaug_sample", inputs=("zaug_generator", "zaug_debias"))
 def sample_stage(ctx: StageContext) -> StageOutput:
     """`n_samples` whole (premise, label, hypothesis) instances per generator, through the runner."""
     from nliforge.generation.backends.nli_generator import NLIGeneratorBackend
@@ -44,7 +78,7 @@ def sample_stage(ctx: StageContext) -> StageOutput:
     rows, drops, total = [], [], 0
     cache = ResponseCache(ctx.folder.root / CACHE_FILE)
     try:
-        for gen in ctx.rows("zaug_generator"):
+        for gen in generator_rows(ctx):
             backend = NLIGeneratorBackend(gen["path"], batch_size=int(s.batch_size), device=str(s.device))
             reqs = [GenerationRequest(uid=f"{gen['uid']}:{i}", prompt="", sampling=sampling, first_sample=i,
                                       seed=request_seed(int(ctx.cfg.seed), gen["uid"], i))
