@@ -72,7 +72,9 @@ def test_stages_chain_and_every_drop_has_a_reason(disco_run):
         assert entry["count_in"] == entry["count_out"] + sum(entry["drops"].values()), name
     rules = stages["disco_heuristics"]["extra"]["rule_counts"]
     assert {f"heuristic:{k}": v for k, v in rules.items()} == stages["disco_heuristics"]["drops"]
-    assert rules.get("leftover_gap", 0) + rules.get("negation_word", 0) > 0   # the stand-in's faults are caught
+    # the stand-in's faults (gap left in, negation shortcut, conclusion copied) are caught; which of them
+    # a small run draws depends on the sources the data map picks
+    assert sum(rules.get(k, 0) for k in ("leftover_gap", "negation_word", "copied_sentence")) > 0
 
 
 def test_spans_and_splices_use_offsets(disco_run):
