@@ -20,3 +20,23 @@ def test_train_throughput_smoke(tmp_path):
     assert "nliforge/A" in proc.stdout and "hf_B_dynamic" in proc.stdout
     summary = json.loads(out.read_text())
     assert summary["table"] and summary["n_params"] > 0
+
+
+@pytest.mark.slow
+def test_gpu_throughput_cpu_smoke(tmp_path):
+    out = tmp_path / "gt.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_throughput.py"), "--model", "tiny",
+                           "--device", "cpu", "--steps", "3", "--warmup", "2", "--rounds", "1",
+                           "--n-examples", "256", "--max-wait", "0", "--out", str(out)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "nliforge/hf_A" in proc.stdout and "5ep WANLI" in proc.stdout
+    summary = json.loads(out.read_text())
+    assert set(summary["contenders"]) == {"nliforge", "hf_A_maxlen", "hf_B_best"}
+    for res in summary["contenders"].values():
+        assert res["examples_per_s"] > 0 and res["real_tokens_per_s"] > 0
+        assert res["padded_tokens_per_s"] >= res["real_tokens_per_s"]
+        assert res["projected_5ep_wanli_s"] > 0 and res["mfu"] is None  # no peak FLOPs on CPU
+    assert summary["contenders"]["hf_A_maxlen"]["runs"][0]["mean_batch_width"] == 128
+    assert summary["env"]["device"] == "cpu" and summary["env"]["torch"] and summary["env"]["transformers"]
+    assert 20 < summary["tokens_per_pair"]["mean"] < 40

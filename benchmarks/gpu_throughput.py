@@ -1,0 +1,379 @@
+"""GPU training throughput: nliforge (Lightning) vs. the Hugging Face Trainer on RoBERTa shapes.
+
+Same model (roberta-base / roberta-large architecture, random init from the published config
+shapes; `tiny` for CPU smoke runs), same initial weights, same synthetic token ids, batch size,
+optimiser (torch AdamW, lr 1e-4, weight decay 0.01 off biases/LayerNorm, linear decay, no warmup,
+no clipping) and number of steps for every contender:
+
+* ``nliforge``          NLIClassifier + NLIDataModule (nliforge's LengthGroupedBatchSampler and
+                        PadCollator: length-grouped batches padded to their longest item)
+                        + lightning.Trainer; bf16-mixed on GPU, fp32 on CPU.
+* ``nliforge+compile``  the same with the model wrapped in torch.compile(dynamic=True) (--compile).
+* ``hf_A_maxlen``       transformers.Trainer as the seed repositories ran it: every pair padded to
+                        128, default_data_collator (bf16=True on GPU as well, so A and B differ
+                        only in batching).
+* ``hf_B_best``         transformers.Trainer at its best: DataCollatorWithPadding,
+                        train_sampling_strategy="group_by_length", bf16=True on GPU.
+
+Tokens: no pretrained tokenizer is available offline, so token-id pairs are generated directly:
+pair length (premise + hypothesis + RoBERTa's 4 special tokens) ~ lognormal(median 27, sigma 0.45)
+rounded and clipped to [8, 128] -- mean ~30, p95 ~57, long tail to 128, an approximation of
+WANLI's pair lengths under the RoBERTa tokenizer.  Both frameworks see the identical ids.
+
+Reported per contender: examples/s, real (non-pad) tokens/s, padded tokens/s, MFU =
+6 * n_params * real_tokens_per_s / peak (and with the attention FLOPs of the real tokens added,
+12 * layers * hidden * sum(len^2)), the ratios to hf_A and hf_B, and the projected wall time of a
+5-epoch WANLI run (5 * 103,000 pairs / examples_per_s).  Timing as in train_throughput.py: the
+clock starts after optimizer step --warmup and stops at train end (torch.cuda.synchronize on
+GPU); rounds with rotating order; medians.
+
+    python benchmarks/gpu_throughput.py --model tiny --device cpu          # smoke
+    python benchmarks/gpu_throughput.py --model roberta-base               # on a GPU
+    python benchmarks/gpu_throughput.py --model roberta-large --compile    # on a GPU
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import gc
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+
+from common import _cpu_snapshot, quiet, wait_until_idle, write_summary  # noqa: E402
+from train_throughput import run_hf, run_nliforge  # noqa: E402
+
+# Published shapes (roberta-base / roberta-large config.json); random init, nothing downloaded.
+ROBERTA_COMMON = dict(vocab_size=50265, max_position_embeddings=514, type_vocab_size=1, pad_token_id=1,
+                      bos_token_id=0, eos_token_id=2, layer_norm_eps=1e-5, hidden_act="gelu",
+                      hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1)
+SHAPES = {
+    "tiny": dict(ROBERTA_COMMON, vocab_size=1000, hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
+                 intermediate_size=256),
+    "roberta-base": dict(ROBERTA_COMMON, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                         intermediate_size=3072),
+    "roberta-large": dict(ROBERTA_COMMON, hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
+                          intermediate_size=4096),
+}
+N_SPECIAL = 4  # <s> premise </s></s> hypothesis </s>
+BOS, PAD, EOS = 0, 1, 2
+FIRST_ID = 4   # ids 0-3 are <s> <pad> </s> <unk>
+
+# Dense bf16 tensor-core peak (no sparsity), by substring of torch.cuda.get_device_name(); first match wins.
+PEAK_BF16 = (("H100 PCIe", 756e12), ("H100", 989e12), ("H200", 989e12), ("A100", 312e12),
+             ("RTX 6000", 130e12))
+WANLI_PAIRS, EPOCHS = 103_000, 5
+
+
+def peak_flops(device_name: str | None, override_tflops: float | None) -> float | None:
+    if override_tflops:
+        return override_tflops * 1e12
+    if not device_name:
+        return None
+    for key, value in PEAK_BF16:
+        if key.lower() in device_name.lower():
+            return value
+    return None
+
+
+# --------------------------------------------------------------------------- data
+def synthetic_pairs(n: int, vocab_size: int, seed: int) -> list[list[int]]:
+    """RoBERTa-format pair ids with a WANLI-like length distribution (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    lengths = np.clip(np.round(rng.lognormal(np.log(27), 0.45, n)), 8, 128).astype(int)
+    out = []
+    for total in lengths:
+        content = total - N_SPECIAL
+        hyp = max(1, int(round(content * rng.uniform(0.25, 0.45))))
+        prem = content - hyp
+        ids = rng.integers(FIRST_ID, vocab_size, size=content).tolist()
+        out.append([BOS] + ids[:prem] + [EOS, EOS] + ids[prem:] + [EOS])
+    return out
+
+
+class PretokenizedTokenizer:
+    """What NLIDataModule needs from a tokenizer: `pad_token_id`, and a call on (premises,
+    hypotheses) lists. Premise texts are indices into the pre-made ids; hypotheses are ignored."""
+
+    pad_token_id = PAD
+
+    def __init__(self, pairs: list[list[int]]):
+        self.pairs = pairs
+
+    def __call__(self, premises, hypotheses=None, truncation=True, max_length=128, **kw):
+        ids = [self.pairs[int(p)][:max_length] for p in premises]
+        return {"input_ids": ids, "attention_mask": [[1] * len(x) for x in ids]}
+
+
+def hf_pad_tokenizer():
+    """A real PreTrainedTokenizerFast (4 special tokens, pad id 1) for DataCollatorWithPadding's `pad`."""
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {"<s>": BOS, "<pad>": PAD, "</s>": EOS, "<unk>": 3}
+    tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(WordLevel(vocab, unk_token="<unk>")),
+                                  bos_token="<s>", pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
+    assert tok.pad_token_id == PAD
+    return tok
+
+
+def hf_dataset(pairs, labels, max_length: int, pad_to_max: bool):
+    import datasets
+
+    ids = [p[:max_length] for p in pairs]
+    mask = [[1] * len(x) for x in ids]
+    if pad_to_max:
+        mask = [m + [0] * (max_length - len(m)) for m in mask]
+        ids = [x + [PAD] * (max_length - len(x)) for x in ids]
+    return datasets.Dataset.from_dict({"input_ids": ids, "attention_mask": mask, "labels": labels})
+
+
+class TokenCounter:
+    """Wraps a collator; records (padded width, real tokens, sum of squared real lengths) per batch in
+    collation order. Batches are consumed in that order, so the timed ones are [warmup, warmup+steps)."""
+
+    def __init__(self, collate):
+        self.collate, self.batches = collate, []
+
+    def __call__(self, items):
+        batch = self.collate(items)
+        lens = batch["attention_mask"].sum(1)
+        self.batches.append((int(batch["input_ids"].numel()), int(lens.sum()), int((lens * lens).sum())))
+        return batch
+
+    def timed(self, warmup: int, steps: int) -> dict:
+        sel = self.batches[warmup:warmup + steps]
+        assert len(sel) == steps, f"counted {len(sel)} of {steps} timed batches"
+        padded, real, sq = (sum(x[i] for x in sel) for i in range(3))
+        return {"padded_tokens": padded, "real_tokens": real, "real_len_sq": sq}
+
+
+# --------------------------------------------------------------------------- models
+class ConfigBackbone:
+    """One RobertaConfig + initial state; `fresh()` gives an identical new model each run."""
+
+    def __init__(self, shape: dict, seed: int, compile_model: bool = False):
+        from transformers import AutoModelForSequenceClassification, RobertaConfig
+
+        self.config = RobertaConfig(**shape, num_labels=3)
+        self.seed, self.compile = seed, compile_model
+        torch.manual_seed(seed)
+        model = AutoModelForSequenceClassification.from_config(self.config)
+        self.init_state = copy.deepcopy(model.state_dict())
+        self.n_params = sum(p.numel() for p in model.parameters())
+        self.n_embedding = sum(p.numel() for n, p in model.named_parameters() if ".embeddings." in n)
+        del model
+
+    def compiled(self) -> "ConfigBackbone":
+        other = copy.copy(self)
+        other.compile = True
+        return other
+
+    def fresh(self):
+        from transformers import AutoModelForSequenceClassification
+
+        torch.manual_seed(self.seed)
+        model = AutoModelForSequenceClassification.from_config(self.config)
+        model.load_state_dict(self.init_state, strict=True)
+        return torch.compile(model, dynamic=True) if self.compile else model
+
+
+# --------------------------------------------------------------------------- main
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", choices=tuple(SHAPES), default="roberta-base")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--n-examples", type=int, default=8192)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--steps", type=int, default=100, help="timed optimizer steps per run")
+    p.add_argument("--warmup", type=int, default=10, help="untimed optimizer steps before the clock starts")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--max-length", type=int, default=128)
+    p.add_argument("--lr", type=float, default=1e-4)
+    p.add_argument("--weight-decay", type=float, default=0.01)
+    p.add_argument("--compile", action="store_true", help="add nliforge+compile (torch.compile(dynamic=True))")
+    p.add_argument("--peak-tflops", type=float, default=None, help="peak dense bf16 TFLOP/s for MFU (overrides the table)")
+    p.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (CPU; default: all cores)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-wait", type=float, default=900,
+                   help="CPU only: before each run wait up to this many seconds for other processes to go idle (0: never)")
+    p.add_argument("--only", nargs="*", default=None, help="subset of contenders (debugging)")
+    p.add_argument("--out", default="benchmarks/out/gpu_throughput.json")
+    args = p.parse_args(argv)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        p.error("--device cuda but torch.cuda.is_available() is False")
+    args.bf16 = args.device == "cuda"   # run_nliforge / run_hf read these
+    args.max_grad_norm = 0.0
+    args.n_examples -= args.n_examples % args.batch_size  # every batch full
+    return args
+
+
+def fmt_time(s: float) -> str:
+    return f"{s / 3600:.2f} h" if s >= 3600 else f"{s / 60:.1f} min"
+
+
+def main(argv=None) -> dict:
+    args = parse_args(argv)
+    import lightning.pytorch  # noqa: F401  (imported before quiet() so its loggers stay quiet)
+    import transformers  # noqa: F401
+    quiet()
+    threads = args.threads or os.cpu_count() or 1
+    torch.set_num_threads(threads)
+    if args.device == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    from transformers import DataCollatorWithPadding, default_data_collator
+
+    from nliforge.data.datamodule import NLIDataModule
+    from nliforge.data.records import Record
+
+    t = time.perf_counter()
+    shape = SHAPES[args.model]
+    pairs = synthetic_pairs(args.n_examples, shape["vocab_size"], args.seed)
+    label_names = ("entailment", "neutral", "contradiction")
+    labels = [i % 3 for i in range(args.n_examples)]
+    np.random.default_rng(args.seed + 1).shuffle(labels)
+    records = [Record(f"syn-{i:06d}", str(i), "-", label_names[labels[i]], "synthetic") for i in range(len(pairs))]
+    bb = ConfigBackbone(shape, args.seed)
+    # nliforge's real code path: EncodedNLI via the tokenizer call, LengthGroupedBatchSampler, PadCollator.
+    dm = NLIDataModule(records, PretokenizedTokenizer(pairs), batch_size=args.batch_size,
+                       max_length=args.max_length, seed=args.seed, group_by_length=True)
+    nlf_counter = TokenCounter(dm.collate)
+    dm.collate = nlf_counter
+    data_a = hf_dataset(pairs, labels, args.max_length, pad_to_max=True)
+    data_b = hf_dataset(pairs, labels, args.max_length, pad_to_max=False)
+    lengths = np.array([len(p) for p in pairs])
+    dist = {"mean": float(lengths.mean()), "p50": float(np.median(lengths)),
+            "p95": float(np.percentile(lengths, 95)), "max": int(lengths.max())}
+    device_name = torch.cuda.get_device_name(0) if args.device == "cuda" else platform.processor() or "cpu"
+    peak = peak_flops(device_name if args.device == "cuda" else None, args.peak_tflops)
+    print(f"setup {time.perf_counter() - t:.1f}s: model={args.model} ({bb.n_params / 1e6:.1f}M params, "
+          f"{bb.n_embedding / 1e6:.1f}M in embeddings), {len(pairs)} pairs, tokens/pair mean {dist['mean']:.1f} "
+          f"p50 {dist['p50']:.0f} p95 {dist['p95']:.0f} max {dist['max']}; device={args.device} ({device_name})"
+          f"{' bf16' if args.bf16 else ' fp32'}, peak {'n/a' if peak is None else f'{peak / 1e12:.0f} TFLOP/s'}",
+          flush=True)
+
+    def nlf(backbone):
+        def go():
+            nlf_counter.batches.clear()
+            res = run_nliforge(backbone, dm, args, dynamics=False)
+            return res, nlf_counter.timed(args.warmup, args.steps)
+        return go
+
+    def hf(dataset, collate, group):
+        def go():
+            counter = TokenCounter(collate)
+            res = run_hf(bb, dataset, counter, args, group_by_length=group)
+            return res, counter.timed(args.warmup, args.steps)
+        return go
+
+    runners = {
+        "nliforge": nlf(bb),
+        "hf_A_maxlen": hf(data_a, default_data_collator, False),
+        "hf_B_best": hf(data_b, DataCollatorWithPadding(hf_pad_tokenizer()), True),
+    }
+    if args.compile:
+        runners["nliforge+compile"] = nlf(bb.compiled())
+    names = [c for c in runners if args.only is None or c in args.only]
+    runs: dict[str, list[dict]] = {c: [] for c in names}
+    t_all = time.perf_counter()
+    for r in range(args.rounds):
+        order = names[r % len(names):] + names[:r % len(names)]
+        for name in order:
+            if args.device == "cpu" and args.max_wait > 0:
+                wait_until_idle(args.max_wait)
+            torch.set_num_threads(threads)
+            gc.collect()
+            if args.device == "cuda":
+                torch.cuda.empty_cache()
+                torch.cuda.reset_peak_memory_stats()
+            (busy0, self0), w0 = _cpu_snapshot(), time.perf_counter()
+            res, tok = runners[name]()
+            (busy1, self1), w1 = _cpu_snapshot(), time.perf_counter()
+            res.update(tok)
+            res["foreign_cpu_frac"] = ((busy1 - busy0) - (self1 - self0)) / ((w1 - w0) * (os.cpu_count() or 1))
+            res["real_tokens_per_s"] = tok["real_tokens"] / res["wall_s"]
+            res["padded_tokens_per_s"] = tok["padded_tokens"] / res["wall_s"]
+            res["real_len_sq_per_s"] = tok["real_len_sq"] / res["wall_s"]
+            res["peak_mem_gib"] = torch.cuda.max_memory_allocated() / 2**30 if args.device == "cuda" else None
+            runs[name].append(res)
+            extra = (f"peak mem {res['peak_mem_gib']:.1f} GiB" if args.device == "cuda"
+                     else f"other processes {max(res['foreign_cpu_frac'], 0):.0%} CPU")
+            print(f"  round {r + 1}/{args.rounds} {name:<16} {res['examples_per_s']:8.1f} ex/s "
+                  f"{res['real_tokens_per_s']:10.0f} tok/s ({res['steps']} steps in {res['wall_s']:.2f}s, "
+                  f"pad fill {tok['real_tokens'] / tok['padded_tokens']:.0%}, {extra})", flush=True)
+
+    cfg = bb.config
+    summary: dict = {"contenders": {}}
+    head = (f"{'contender':<17}{'ex/s':>9}{'tok/s':>10}{'pad tok/s':>11}{'MFU':>7}{'MFU+attn':>9}"
+            f"{'vs A':>7}{'vs B':>7}{'5ep WANLI':>11}")
+    lines = [head]
+    med = {c: {k: statistics.median(x[k] for x in runs[c])
+               for k in ("examples_per_s", "real_tokens_per_s", "padded_tokens_per_s", "real_len_sq_per_s")}
+           for c in names}
+    for c in names:
+        m = med[c]
+        flops = 6 * bb.n_params * m["real_tokens_per_s"]
+        attn = 12 * cfg.num_hidden_layers * cfg.hidden_size * m["real_len_sq_per_s"]
+        mfu = flops / peak if peak else None
+        mfu_attn = (flops + attn) / peak if peak else None
+        vs_a = m["examples_per_s"] / med["hf_A_maxlen"]["examples_per_s"] if "hf_A_maxlen" in med else math.nan
+        vs_b = m["examples_per_s"] / med["hf_B_best"]["examples_per_s"] if "hf_B_best" in med else math.nan
+        proj = EPOCHS * WANLI_PAIRS / m["examples_per_s"]
+        summary["contenders"][c] = {
+            "examples_per_s": m["examples_per_s"], "real_tokens_per_s": m["real_tokens_per_s"],
+            "padded_tokens_per_s": m["padded_tokens_per_s"], "model_flops_per_s": flops,
+            "model_flops_per_s_with_attention": flops + attn, "mfu": mfu, "mfu_with_attention": mfu_attn,
+            "ratio_vs_hf_A": vs_a, "ratio_vs_hf_B": vs_b,
+            "projected_5ep_wanli_s": proj, "projected_5ep_wanli_h": proj / 3600,
+            "peak_mem_gib": max((x["peak_mem_gib"] or 0) for x in runs[c]) if args.device == "cuda" else None,
+            "runs": runs[c]}
+        pct = (lambda v: f"{v:>7.1%}" if v is not None else f"{'n/a':>7}")
+        lines.append(f"{c:<17}{m['examples_per_s']:>9.1f}{m['real_tokens_per_s']:>10.0f}"
+                     f"{m['padded_tokens_per_s']:>11.0f}{pct(mfu)}{pct(mfu_attn):>9}"
+                     f"{vs_a:>6.2f}x{vs_b:>6.2f}x{fmt_time(proj):>11}")
+    if "nliforge" in med and "hf_A_maxlen" in med and "hf_B_best" in med:
+        e = {c: med[c]["examples_per_s"] for c in med}
+        summary["nliforge_vs_hf_A"] = e["nliforge"] / e["hf_A_maxlen"]
+        summary["nliforge_vs_hf_B"] = e["nliforge"] / e["hf_B_best"]
+        lines.append(f"nliforge/hf_A = {summary['nliforge_vs_hf_A']:.2f}x, "
+                     f"nliforge/hf_B = {summary['nliforge_vs_hf_B']:.2f}x")
+    lines.append(f"5ep WANLI = projected wall time of {EPOCHS} epochs x {WANLI_PAIRS:,} pairs at the measured ex/s; "
+                 f"MFU = 6*N*real tok/s / peak, N = {bb.n_params / 1e6:.1f}M; MFU+attn adds 12*L*d*sum(len^2)")
+    if args.device == "cpu":
+        contended = [(c, i + 1) for c in names for i, x in enumerate(runs[c]) if x["foreign_cpu_frac"] > 0.05]
+        if contended:
+            lines.append(f"WARNING: other processes used > 5% of the CPU during {len(contended)} run(s): "
+                         + ", ".join(f"{c} round {i}" for c, i in contended))
+
+    import lightning
+
+    env = {"python": sys.version.split()[0], "torch": torch.__version__, "lightning": lightning.__version__,
+           "transformers": transformers.__version__, "platform": platform.platform(),
+           "device": args.device, "device_name": device_name, "cpu_count": os.cpu_count(), "threads": threads,
+           "cuda": torch.version.cuda, "peak_flops": peak}
+    title = (f"{args.model} on {args.device} ({device_name}), {'bf16-mixed' if args.bf16 else 'fp32'}; "
+             f"torch {env['torch']}, transformers {env['transformers']}, lightning {env['lightning']}\n"
+             f"median of {args.rounds} rounds, {args.steps} timed steps x batch {args.batch_size} "
+             f"(after {args.warmup} warm-up steps); tokens/pair mean {dist['mean']:.1f} p50 {dist['p50']:.0f} "
+             f"p95 {dist['p95']:.0f} max {dist['max']}; benchmark wall {time.perf_counter() - t_all:.0f}s")
+    table = title + "\n" + "\n".join(lines)
+    print("\n" + table)
+    summary.update({"args": vars(args), "table": table, "n_params": bb.n_params,
+                    "n_embedding_params": bb.n_embedding, "model_shape": shape,
+                    "tokens_per_pair": dist, "env": env})
+    print(f"wrote {write_summary(summary, args.out)}")
+    return summary
+
+
+if __name__ == "__main__":
+    main()
