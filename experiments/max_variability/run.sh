@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# WANLI App. A on the synthetic world, offline: does estimated max variability of a held-out
+# example (Eq. 1, from the epoch checkpoints of a model that never saw it) correlate with its
+# true variability (cartography, from a model that trained on it)? The one command:
+#   bash experiments/max_variability/run.sh
+# Scratch outputs go to $NLIFORGE_EXP (default /tmp/nliforge_exp/max_variability); results.csv,
+# results.md and scatter_seed1.png are written next to this script. Registers the training sets
+# exp_maxvar_d / exp_maxvar_h in conf/data/train_sets/ (machine-local, gitignored).
+# About 6 minutes on 2 CPU cores.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+SCRATCH="${NLIFORGE_EXP:-/tmp/nliforge_exp/max_variability}"
+N_TRAIN="${N_TRAIN:-6000}"      # world training split: D = N_TRAIN - N_HELDOUT, H = N_HELDOUT
+N_HELDOUT="${N_HELDOUT:-1000}"
+EPOCHS="${EPOCHS:-5}"
+SEEDS="${SEEDS:-1 2 3}"
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS=1
+cd "$ROOT"
+rm -rf "$SCRATCH" && mkdir -p "$SCRATCH"
+start=$SECONDS
+
+echo "== 1/3 split the world's training split into D and H, register exp_maxvar_{d,h}"
+python "$HERE/split.py" "$SCRATCH" "$N_TRAIN" "$N_HELDOUT"
+
+# save_model=true: ClassifierRun.epoch_probs (the WANLI variability stage's code path) loads the
+# final model folder, then each epoch checkpoint's weights into it.
+COMMON=(world.n_train="$N_TRAIN" model.max_epochs="$EPOCHS" logger=none save_model=true
+        trainer.enable_progress_bar=false callbacks.checkpoint.save_top_k=-1 callbacks.dynamics.enabled=true)
+echo "== 2/3 per seed: model A on D (H held out), model B on D + H (combine=augment)"
+for s in $SEEDS; do
+    nliforge-train 'data/train_sets=[exp_maxvar_d]' seed="$s" "${COMMON[@]}" \
+        hydra.run.dir="$SCRATCH/seed$s/a" > "$SCRATCH/seed$s.a.log" 2>&1
+    nliforge-train 'data/train_sets=[exp_maxvar_d,exp_maxvar_h]' data.combine=augment seed="$s" "${COMMON[@]}" \
+        hydra.run.dir="$SCRATCH/seed$s/b" > "$SCRATCH/seed$s.b.log" 2>&1
+    echo "   seed $s trained ($((SECONDS - start)) s)"
+done
+
+echo "== 3/3 correlation over H"
+python "$HERE/analyze.py" "$SCRATCH" "$HERE" $SEEDS
+echo "done in $((SECONDS - start)) s: $HERE/results.md"
