@@ -152,6 +152,17 @@ def test_data_map_from_dynamics_folder(tmp_path):
         write_data_map(tmp_path / "out", tmp_path / "x")
 
 
+def test_cli_data_map_writes_plot_and_metrics(tmp_path, capsys):
+    """`nliforge-analyze data-map DYNAMICS --out DIR`: the PNG and the per-example metrics."""
+    dyn = _dynamics(tmp_path / "dynamics")
+    assert main(["data-map", str(dyn), "--out", str(tmp_path / "map"), "--title", "toy"]) == 0
+    pngs = list((tmp_path / "map").glob("*.png"))
+    assert len(pngs) == 1 and pngs[0].read_bytes()[:4] == b"\x89PNG"
+    metrics = pd.read_parquet(next((tmp_path / "map").glob("*.parquet")))
+    assert len(metrics) == 4 and {"confidence", "variability", "correctness"} <= set(metrics.columns)
+    assert "data map of 4 examples" in capsys.readouterr().out
+
+
 # ----------------------------------------------------------------------------- CLI
 @pytest.fixture(scope="module")
 def biased_file(biased, tmp_path_factory):
