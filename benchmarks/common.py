@@ -73,7 +73,9 @@ class Clock:
 
     def __init__(self, warmup: int, device: str):
         self.warmup, self.device = warmup, device
-        self.t0 = self.t_last = self.t1 = None
+        self.t0 = self.t_last = self.t1 = self.t_start = None
+        self.step_times: list[float] = []  # host clock at each timed step's end (no sync)
+        self.losses: list = []             # detached loss tensors of the timed steps, read once at the end
         self.step0 = self.step_last = None
         self.widths: list[int] = []
         self.threads: int | None = None
@@ -84,11 +86,20 @@ class Clock:
             torch.cuda.synchronize()
         return time.perf_counter()
 
+    def train_start(self) -> None:
+        """Training begins (after model and trainer construction): the one-time costs that follow
+        (torch.compile, CUDA-graph recording, allocator warm-up) fall before `t0`."""
+        self.t_start = self._now()
+
     def step_done(self, global_step: int) -> None:
+        # Synchronise only where the clock starts: a sync after every step would stop the host
+        # from queueing the next step while the GPU works, which is not how training runs.
         if global_step == self.warmup and self.t0 is None:
             self.t0, self.step0 = self._now(), global_step
             self.threads = torch.get_num_threads()
-        self.t_last, self.step_last = self._now(), global_step
+        self.t_last, self.step_last = time.perf_counter(), global_step
+        if self.t0 is not None:
+            self.step_times.append(self.t_last)
 
     def train_done(self) -> None:
         self.t1 = self._now()
@@ -96,7 +107,13 @@ class Clock:
     def result(self, batch_size: int) -> dict:
         steps = self.step_last - self.step0
         wall = self.t1 - self.t0
+        startup = None if self.t_start is None else self.t0 - self.t_start
+        gaps = np.diff(self.step_times) if len(self.step_times) > 1 else np.array([np.nan])
+        loss = float(torch.stack(self.losses).float().mean()) if self.losses else None
         return {"steps": steps, "wall_s": wall, "examples_per_s": steps * batch_size / wall,
+                "startup_s": startup,  # train start -> end of warm-up step (compile, graphs, warm-up steps)
+                "max_step_s": float(np.max(gaps)), "median_step_s": float(np.median(gaps)),
+                "mean_loss_timed": loss,
                 "loop_only_examples_per_s": steps * batch_size / (self.t_last - self.t0),
                 "mean_batch_width": float(np.mean(self.widths)) if self.widths else None,
                 "threads_in_loop": self.threads, "dynamics_hook_s": self.hook_s}

@@ -71,6 +71,21 @@ PEAK_BF16 = (("H100 PCIe", 756e12), ("H100", 989e12), ("H200", 989e12), ("A100",
              ("RTX 6000", 130e12))
 WANLI_PAIRS, EPOCHS = 103_000, 5
 
+# nliforge contenders: the same Lightning module and data path with GPU options switched on, each
+# one a config override of nliforge-train (README "GPU"):
+#   name: (torch.compile kwargs or None, fused AdamW, data.pad_to_multiple_of)
+NLF_VARIANTS = {
+    "nliforge": (None, False, None),                      # trainer=gpu as it is: eager, foreach AdamW
+    "nliforge+fused": (None, True, 8),                    # model.optimizer.fused=true data.pad_to_multiple_of=8
+    "nliforge+compile": ({"dynamic": True}, True, 8),     # + compile.enabled=true compile.dynamic=true
+    "nliforge+graphs": ({"dynamic": True, "mode": "reduce-overhead"}, True, 8),  # + compile.mode=reduce-overhead
+}
+HF_NAMES = ("hf_A_maxlen", "hf_B_best", "hf_C_compiled")
+ALL_CONTENDERS = tuple(NLF_VARIANTS) + HF_NAMES
+DEFAULT_CONTENDERS = {"cpu": ("nliforge", "hf_A_maxlen", "hf_B_best"),
+                      "cuda": ("nliforge", "nliforge+fused", "nliforge+compile", "nliforge+graphs",
+                               "hf_A_maxlen", "hf_B_best")}
+
 
 def peak_flops(device_name: str | None, override_tflops: float | None) -> float | None:
     if override_tflops:
@@ -160,11 +175,11 @@ class TokenCounter:
 class ConfigBackbone:
     """One RobertaConfig + initial state; `fresh()` gives an identical new model each run."""
 
-    def __init__(self, shape: dict, seed: int, compile_model: bool = False):
+    def __init__(self, shape: dict, seed: int, compile_kwargs: dict | None = None):
         from transformers import AutoModelForSequenceClassification, RobertaConfig
 
         self.config = RobertaConfig(**shape, num_labels=3)
-        self.seed, self.compile = seed, compile_model
+        self.seed, self.compile_kwargs = seed, compile_kwargs
         torch.manual_seed(seed)
         model = AutoModelForSequenceClassification.from_config(self.config)
         self.init_state = copy.deepcopy(model.state_dict())
@@ -172,9 +187,9 @@ class ConfigBackbone:
         self.n_embedding = sum(p.numel() for n, p in model.named_parameters() if ".embeddings." in n)
         del model
 
-    def compiled(self) -> "ConfigBackbone":
+    def compiled(self, **compile_kwargs) -> "ConfigBackbone":
         other = copy.copy(self)
-        other.compile = True
+        other.compile_kwargs = compile_kwargs
         return other
 
     def fresh(self):
@@ -183,7 +198,9 @@ class ConfigBackbone:
         torch.manual_seed(self.seed)
         model = AutoModelForSequenceClassification.from_config(self.config)
         model.load_state_dict(self.init_state, strict=True)
-        return torch.compile(model, dynamic=True) if self.compile else model
+        if self.compile_kwargs is not None:  # in place, as nliforge-train's compile.enabled does
+            model.compile(**self.compile_kwargs)
+        return model
 
 
 # --------------------------------------------------------------------------- main
@@ -200,13 +217,14 @@ def parse_args(argv=None):
     p.add_argument("--max-length", type=int, default=128)
     p.add_argument("--lr", type=float, default=1e-4)
     p.add_argument("--weight-decay", type=float, default=0.01)
-    p.add_argument("--compile", action="store_true", help="add nliforge+compile (torch.compile(dynamic=True))")
+    p.add_argument("--contenders", nargs="+", choices=ALL_CONTENDERS, default=None,
+                   help="default: nliforge, hf_A_maxlen, hf_B_best on CPU; every nliforge variant and hf_A, hf_B on "
+                        "cuda. hf_C_compiled (HF Trainer with torch_compile and fused AdamW) is a diagnostic")
     p.add_argument("--peak-tflops", type=float, default=None, help="peak dense bf16 TFLOP/s for MFU (overrides the table)")
     p.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (CPU; default: all cores)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-wait", type=float, default=900,
                    help="CPU only: before each run wait up to this many seconds for other processes to go idle (0: never)")
-    p.add_argument("--only", nargs="*", default=None, help="subset of contenders (debugging)")
     p.add_argument("--out", default="benchmarks/out/gpu_throughput.json")
     args = p.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
@@ -214,6 +232,7 @@ def parse_args(argv=None):
     args.bf16 = args.device == "cuda"   # run_nliforge / run_hf read these
     args.max_grad_norm = 0.0
     args.n_examples -= args.n_examples % args.batch_size  # every batch full
+    args.contenders = list(args.contenders or DEFAULT_CONTENDERS[args.device])
     return args
 
 
@@ -245,10 +264,13 @@ def main(argv=None) -> dict:
     records = [Record(f"syn-{i:06d}", str(i), "-", label_names[labels[i]], "synthetic") for i in range(len(pairs))]
     bb = ConfigBackbone(shape, args.seed)
     # nliforge's real code path: EncodedNLI via the tokenizer call, LengthGroupedBatchSampler, PadCollator.
-    dm = NLIDataModule(records, PretokenizedTokenizer(pairs), batch_size=args.batch_size,
-                       max_length=args.max_length, seed=args.seed, group_by_length=True)
-    nlf_counter = TokenCounter(dm.collate)
-    dm.collate = nlf_counter
+    dms = {}
+    for multiple in {NLF_VARIANTS[c][2] for c in args.contenders if c in NLF_VARIANTS}:
+        dm = NLIDataModule(records, PretokenizedTokenizer(pairs), batch_size=args.batch_size,
+                           max_length=args.max_length, seed=args.seed, group_by_length=True,
+                           pad_to_multiple_of=multiple)
+        dm.collate = TokenCounter(dm.collate)
+        dms[multiple] = dm
     data_a = hf_dataset(pairs, labels, args.max_length, pad_to_max=True)
     data_b = hf_dataset(pairs, labels, args.max_length, pad_to_max=False)
     lengths = np.array([len(p) for p in pairs])
@@ -262,29 +284,35 @@ def main(argv=None) -> dict:
           f"{' bf16' if args.bf16 else ' fp32'}, peak {'n/a' if peak is None else f'{peak / 1e12:.0f} TFLOP/s'}",
           flush=True)
 
-    def nlf(backbone):
+    def nlf(name):
+        compile_kwargs, fused, multiple = NLF_VARIANTS[name]
+        backbone = bb if compile_kwargs is None else bb.compiled(**compile_kwargs)
+        dm = dms[multiple]
+
         def go():
-            nlf_counter.batches.clear()
-            res = run_nliforge(backbone, dm, args, dynamics=False)
-            return res, nlf_counter.timed(args.warmup, args.steps)
+            dm.collate.batches.clear()
+            res = run_nliforge(backbone, dm, args, dynamics=False, opt_kwargs={"fused": True} if fused else None)
+            return res, dm.collate.timed(args.warmup, args.steps)
         return go
 
-    def hf(dataset, collate, group):
+    def hf(dataset, collate, group, extra=None):
         def go():
             counter = TokenCounter(collate)
-            res = run_hf(bb, dataset, counter, args, group_by_length=group)
+            res = run_hf(bb, dataset, counter, args, group_by_length=group, extra_args=extra)
             return res, counter.timed(args.warmup, args.steps)
         return go
 
-    runners = {
-        "nliforge": nlf(bb),
-        "hf_A_maxlen": hf(data_a, default_data_collator, False),
-        "hf_B_best": hf(data_b, DataCollatorWithPadding(hf_pad_tokenizer()), True),
+    hf_runners = {
+        "hf_A_maxlen": lambda: hf(data_a, default_data_collator, False),
+        "hf_B_best": lambda: hf(data_b, DataCollatorWithPadding(hf_pad_tokenizer()), True),
+        # diagnostic: the Trainer's own speed switches (torch_compile, fused AdamW, widths rounded to 8)
+        "hf_C_compiled": lambda: hf(data_b, DataCollatorWithPadding(hf_pad_tokenizer(), pad_to_multiple_of=8), True,
+                                    {"optim": "adamw_torch_fused", "torch_compile": True}),
     }
-    if args.compile:
-        runners["nliforge+compile"] = nlf(bb.compiled())
-    names = [c for c in runners if args.only is None or c in args.only]
+    names = list(args.contenders)
+    runners = {c: nlf(c) if c in NLF_VARIANTS else hf_runners[c]() for c in names}
     runs: dict[str, list[dict]] = {c: [] for c in names}
+    failed: dict[str, str] = {}
     t_all = time.perf_counter()
     for r in range(args.rounds):
         order = names[r % len(names):] + names[:r % len(names)]
@@ -297,7 +325,12 @@ def main(argv=None) -> dict:
                 torch.cuda.empty_cache()
                 torch.cuda.reset_peak_memory_stats()
             (busy0, self0), w0 = _cpu_snapshot(), time.perf_counter()
-            res, tok = runners[name]()
+            try:
+                res, tok = runners[name]()
+            except Exception as exc:  # one failing contender must not lose the others' numbers
+                print(f"  round {r + 1}/{args.rounds} {name:<16} FAILED: {type(exc).__name__}: {exc}"[:2000], flush=True)
+                failed.setdefault(name, repr(exc)[:2000])
+                continue
             (busy1, self1), w1 = _cpu_snapshot(), time.perf_counter()
             res.update(tok)
             res["foreign_cpu_frac"] = ((busy1 - busy0) - (self1 - self0)) / ((w1 - w0) * (os.cpu_count() or 1))
@@ -308,14 +341,18 @@ def main(argv=None) -> dict:
             runs[name].append(res)
             extra = (f"peak mem {res['peak_mem_gib']:.1f} GiB" if args.device == "cuda"
                      else f"other processes {max(res['foreign_cpu_frac'], 0):.0%} CPU")
+            loss = "n/a" if res.get("mean_loss_timed") is None else f"{res['mean_loss_timed']:.3f}"
             print(f"  round {r + 1}/{args.rounds} {name:<16} {res['examples_per_s']:8.1f} ex/s "
                   f"{res['real_tokens_per_s']:10.0f} tok/s ({res['steps']} steps in {res['wall_s']:.2f}s, "
+                  f"start-up {res['startup_s']:.1f}s, step median {1e3 * res['median_step_s']:.1f} max "
+                  f"{1e3 * res['max_step_s']:.1f} ms, loss {loss}, "
                   f"pad fill {tok['real_tokens'] / tok['padded_tokens']:.0%}, {extra})", flush=True)
 
     cfg = bb.config
-    summary: dict = {"contenders": {}}
+    names = [c for c in names if runs[c]]
+    summary: dict = {"contenders": {}, "failed": failed}
     head = (f"{'contender':<17}{'ex/s':>9}{'tok/s':>10}{'pad tok/s':>11}{'MFU':>7}{'MFU+attn':>9}"
-            f"{'vs A':>7}{'vs B':>7}{'5ep WANLI':>11}")
+            f"{'vs A':>7}{'vs B':>7}{'startup':>9}{'5ep WANLI':>11}")
     lines = [head]
     med = {c: {k: statistics.median(x[k] for x in runs[c])
                for k in ("examples_per_s", "real_tokens_per_s", "padded_tokens_per_s", "real_len_sq_per_s")}
@@ -328,26 +365,35 @@ def main(argv=None) -> dict:
         mfu_attn = (flops + attn) / peak if peak else None
         vs_a = m["examples_per_s"] / med["hf_A_maxlen"]["examples_per_s"] if "hf_A_maxlen" in med else math.nan
         vs_b = m["examples_per_s"] / med["hf_B_best"]["examples_per_s"] if "hf_B_best" in med else math.nan
-        proj = EPOCHS * WANLI_PAIRS / m["examples_per_s"]
+        # Projected wall time of the 5-epoch run: the one-time start-up as measured (train start to the
+        # end of the warm-up steps: compilation, CUDA-graph recording) plus the remaining steps at the
+        # measured rate. Widths first seen after the warm-up add a recording each; at most a few.
+        startup = statistics.median(x["startup_s"] for x in runs[c])
+        total_steps = math.ceil(WANLI_PAIRS / args.batch_size) * EPOCHS
+        proj_loop = total_steps * args.batch_size / m["examples_per_s"]
+        proj = startup + (total_steps - args.warmup) * args.batch_size / m["examples_per_s"]
         summary["contenders"][c] = {
             "examples_per_s": m["examples_per_s"], "real_tokens_per_s": m["real_tokens_per_s"],
             "padded_tokens_per_s": m["padded_tokens_per_s"], "model_flops_per_s": flops,
             "model_flops_per_s_with_attention": flops + attn, "mfu": mfu, "mfu_with_attention": mfu_attn,
             "ratio_vs_hf_A": vs_a, "ratio_vs_hf_B": vs_b,
-            "projected_5ep_wanli_s": proj, "projected_5ep_wanli_h": proj / 3600,
+            "startup_s": startup, "projected_5ep_wanli_s": proj, "projected_5ep_wanli_h": proj / 3600,
+            "projected_5ep_wanli_loop_only_s": proj_loop,
             "peak_mem_gib": max((x["peak_mem_gib"] or 0) for x in runs[c]) if args.device == "cuda" else None,
             "runs": runs[c]}
         pct = (lambda v: f"{v:>7.1%}" if v is not None else f"{'n/a':>7}")
         lines.append(f"{c:<17}{m['examples_per_s']:>9.1f}{m['real_tokens_per_s']:>10.0f}"
                      f"{m['padded_tokens_per_s']:>11.0f}{pct(mfu)}{pct(mfu_attn):>9}"
-                     f"{vs_a:>6.2f}x{vs_b:>6.2f}x{fmt_time(proj):>11}")
-    if "nliforge" in med and "hf_A_maxlen" in med and "hf_B_best" in med:
-        e = {c: med[c]["examples_per_s"] for c in med}
-        summary["nliforge_vs_hf_A"] = e["nliforge"] / e["hf_A_maxlen"]
-        summary["nliforge_vs_hf_B"] = e["nliforge"] / e["hf_B_best"]
-        lines.append(f"nliforge/hf_A = {summary['nliforge_vs_hf_A']:.2f}x, "
-                     f"nliforge/hf_B = {summary['nliforge_vs_hf_B']:.2f}x")
-    lines.append(f"5ep WANLI = projected wall time of {EPOCHS} epochs x {WANLI_PAIRS:,} pairs at the measured ex/s; "
+                     f"{vs_a:>6.2f}x{vs_b:>6.2f}x{startup:>8.1f}s{fmt_time(proj):>11}")
+    e = {c: med[c]["examples_per_s"] for c in med}
+    if "hf_A_maxlen" in e and "hf_B_best" in e:
+        for c in (c for c in names if c in NLF_VARIANTS):
+            key = "" if c == "nliforge" else "_" + c.split("+", 1)[1]
+            summary[f"nliforge{key}_vs_hf_A"] = e[c] / e["hf_A_maxlen"]
+            summary[f"nliforge{key}_vs_hf_B"] = e[c] / e["hf_B_best"]
+            lines.append(f"{c}/hf_A = {e[c] / e['hf_A_maxlen']:.2f}x, {c}/hf_B = {e[c] / e['hf_B_best']:.2f}x")
+    lines.append(f"5ep WANLI = projected wall time of {EPOCHS} epochs x {WANLI_PAIRS:,} pairs: start-up (train start to "
+                 f"the end of {args.warmup} warm-up steps: compile, graphs) + the other steps at the measured ex/s; "
                  f"MFU = 6*N*real tok/s / peak, N = {bb.n_params / 1e6:.1f}M; MFU+attn adds 12*L*d*sum(len^2)")
     if args.device == "cpu":
         contended = [(c, i + 1) for c in names for i, x in enumerate(runs[c]) if x["foreign_cpu_frac"] > 0.05]

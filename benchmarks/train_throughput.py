@@ -72,7 +72,7 @@ class Backbone:
         return model
 
 
-def run_nliforge(bb: Backbone, dm, args, dynamics: bool) -> dict:
+def run_nliforge(bb: Backbone, dm, args, dynamics: bool, opt_kwargs: dict | None = None) -> dict:
     import lightning as L
     from lightning.pytorch import Callback
 
@@ -81,9 +81,14 @@ def run_nliforge(bb: Backbone, dm, args, dynamics: bool) -> dict:
     clock = Clock(args.warmup, args.device)
 
     class LightningClock(Callback):
+        def on_train_start(self, trainer, pl_module):
+            clock.train_start()
+
         def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
             clock.widths.append(int(batch["input_ids"].shape[1]))
             clock.step_done(trainer.global_step)
+            if clock.t0 is not None and isinstance(outputs, dict) and "loss" in outputs:
+                clock.losses.append(outputs["loss"].detach())
 
         def on_train_end(self, trainer, pl_module):
             clock.train_done()
@@ -99,7 +104,7 @@ def run_nliforge(bb: Backbone, dm, args, dynamics: bool) -> dict:
         for hook in ("on_train_batch_end", "on_train_epoch_end"):
             setattr(dyn, hook, _timed(getattr(dyn, hook), clock))
         callbacks.insert(0, dyn)
-    module = NLIClassifier(bb.fresh(), optimizer=partial(torch.optim.AdamW, lr=args.lr),
+    module = NLIClassifier(bb.fresh(), optimizer=partial(torch.optim.AdamW, lr=args.lr, **(opt_kwargs or {})),
                            weight_decay=args.weight_decay, warmup_ratio=0.0)
     trainer = L.Trainer(
         accelerator="gpu" if args.device == "cuda" else "cpu", devices=1,
@@ -121,12 +126,15 @@ def run_nliforge(bb: Backbone, dm, args, dynamics: bool) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def run_hf(bb: Backbone, dataset, collator, args, group_by_length: bool) -> dict:
+def run_hf(bb: Backbone, dataset, collator, args, group_by_length: bool, extra_args: dict | None = None) -> dict:
     from transformers import PrinterCallback, Trainer, TrainerCallback, TrainingArguments
 
     clock = Clock(args.warmup, args.device)
 
     class HFClock(TrainerCallback):
+        def on_train_begin(self, targs, state, control, **kw):
+            clock.train_start()
+
         def on_step_end(self, targs, state, control, **kw):
             clock.step_done(state.global_step)
 
@@ -139,7 +147,7 @@ def run_hf(bb: Backbone, dataset, collator, args, group_by_length: bool) -> dict
         return batch
 
     tmp = tempfile.mkdtemp(prefix="hf_bench_")
-    targs = TrainingArguments(
+    settings = dict(
         output_dir=tmp, max_steps=args.warmup + args.steps, per_device_train_batch_size=args.batch_size,
         learning_rate=args.lr, weight_decay=args.weight_decay, lr_scheduler_type="linear", warmup_steps=0,
         optim="adamw_torch", max_grad_norm=args.max_grad_norm, seed=args.seed,
@@ -148,6 +156,7 @@ def run_hf(bb: Backbone, dataset, collator, args, group_by_length: bool) -> dict
         use_cpu=args.device == "cpu", bf16=args.bf16,
         train_sampling_strategy="group_by_length" if group_by_length else "random",
     )
+    targs = TrainingArguments(**{**settings, **(extra_args or {})})  # extra_args: e.g. a fused optimiser, torch_compile
     trainer = Trainer(model=bb.fresh(), args=targs, train_dataset=dataset, data_collator=collate,
                       callbacks=[HFClock()])
     trainer.remove_callback(PrinterCallback)  # only prints the final metrics dict

@@ -55,3 +55,22 @@ def test_bad_backbone_config():
         build_backbone({"kind": "gpt"})
     with pytest.raises(NLIDataError, match="model.backbone.name_or_path='/no/such/folder'"):
         build_backbone({"kind": "pretrained", "name_or_path": "/no/such/folder"})
+
+
+def test_pad_collator_rounds_widths_up_to_the_multiple():
+    items = [{"input_ids": [0] + [5] * n + [2], "attention_mask": [1] * (n + 2), "labels": 0, "uid": str(n)}
+             for n in (3, 9)]
+    assert PadCollator(1)(items)["input_ids"].shape == (2, 11)
+    batch = PadCollator(1, pad_to_multiple_of=8)(items)
+    assert batch["input_ids"].shape == (2, 16) and batch["attention_mask"].shape == (2, 16)
+    assert batch["input_ids"][1, 11:].tolist() == [1] * 5 and batch["attention_mask"][1, 11:].tolist() == [0] * 5
+    assert PadCollator(1, pad_to_multiple_of=8)(items[:1])["input_ids"].shape == (1, 8)
+
+
+def test_pad_collator_refuses_a_bad_multiple():
+    import pytest
+
+    from nliforge.data import NLIDataError
+
+    with pytest.raises(NLIDataError, match="data.pad_to_multiple_of=0"):
+        PadCollator(1, pad_to_multiple_of=0)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import lightning as L
 import pytest
 from omegaconf import open_dict
 
@@ -129,6 +130,59 @@ def test_compile_switch_keeps_parameter_names(tmp_path, world_cache):
     state = torch.load(tmp_path / "run" / "checkpoints" / "last.ckpt", weights_only=False)["state_dict"]
     assert state and not any("_orig_mod" in k for k in state)
     assert (tmp_path / "run" / "model" / "config.json").is_file()
+
+
+def test_gpu_fast_preset_sets_the_measured_switches(tmp_path):
+    """preset=gpu_fast is the benchmark's `nliforge+compile` contender: bf16 on a GPU, fused AdamW,
+    widths rounded to 8, the backbone compiled with dynamic shapes; it composes with any model or
+    experiment, and an experiment's own trainer choice does not undo it."""
+    for extra in (["model=roberta_large"], ["experiment=demo"]):
+        cfg = compose_config("train", ["preset=gpu_fast", *extra], tmp_path, tmp_path)
+        assert (cfg.trainer.accelerator, cfg.trainer.precision) == ("gpu", "bf16-mixed")
+        assert cfg.compile.enabled is True and cfg.compile.dynamic is True and cfg.compile.mode is None
+        assert cfg.data.pad_to_multiple_of == 8 and cfg.model.optimizer.fused is True
+    plain = compose_config("train", ["experiment=demo"], tmp_path, tmp_path)
+    assert plain.data.pad_to_multiple_of is None and plain.compile.enabled is False and "fused" not in plain.model.optimizer
+
+
+class RecordSwitches(L.Callback):
+    """Test callback: batch widths, the optimiser's fused flag, and the weights' L1 norm at train start and end."""
+
+    seen: dict = {}
+
+    def on_train_start(self, trainer, pl_module):
+        RecordSwitches.seen = {"widths": [], "fused": trainer.optimizers[0].defaults.get("fused"),
+                               "norm0": _l1(pl_module)}
+
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+        RecordSwitches.seen["widths"].append(int(batch["input_ids"].shape[1]))
+
+    def on_train_end(self, trainer, pl_module):
+        RecordSwitches.seen["norm1"] = _l1(pl_module)
+
+
+def _l1(module) -> float:
+    return float(sum(p.detach().abs().sum() for p in module.parameters()))
+
+
+def test_gpu_fast_switches_train_on_cpu(tmp_path, world_cache, monkeypatch):
+    """The preset's switches other than the device (fused AdamW, widths rounded to 8, compile with
+    dynamic shapes; the eager backend keeps the test fast) train through train(cfg)."""
+    cfg = compose_config("train", ["experiment=demo", *SMALL_WORLD, "model.max_epochs=1", "logger=none",
+                                   "compile.enabled=true", "compile.dynamic=true", "compile.backend=eager",
+                                   "data.pad_to_multiple_of=8", "+model.optimizer.fused=true",
+                                   "callbacks.dynamics.enabled=false", "trainer.enable_progress_bar=false"],
+                         tmp_path / "run", world_cache)
+    import nliforge.train as train_module
+
+    build = train_module.build_callbacks  # the real callbacks, plus one that only observes
+    monkeypatch.setattr(train_module, "build_callbacks", lambda c: build(c) + [RecordSwitches()])
+    results = train(cfg)
+    seen = RecordSwitches.seen
+    assert seen["fused"] is True
+    assert seen["widths"] and all(w % 8 == 0 for w in seen["widths"]) and len(set(seen["widths"])) > 1
+    assert seen["norm1"] != pytest.approx(seen["norm0"], rel=1e-6)   # the fused optimiser stepped
+    assert 0 <= results["synthetic_test"]["acc"] <= 1
 
 
 def test_slurm_ddp_preset_asks_one_task_per_device(tmp_path):

@@ -72,17 +72,27 @@ class EncodedNLI(Dataset):
 
 
 class PadCollator:
-    """Pad to the longest item of the batch (3x faster than fixed-length padding on short NLI pairs)."""
+    """Pad to the longest item of the batch (3x faster than fixed-length padding on short NLI pairs).
 
-    def __init__(self, pad_token_id: int):
+    `pad_to_multiple_of` rounds the width up (8 suits GPU tensor cores and leaves a compiled model
+    with a handful of distinct shapes, so CUDA graphs can be recorded once per width).
+    """
+
+    def __init__(self, pad_token_id: int, pad_to_multiple_of: int | None = None):
+        if pad_to_multiple_of is not None and int(pad_to_multiple_of) < 1:
+            raise NLIDataError(f"data.pad_to_multiple_of={pad_to_multiple_of}: expected a positive integer or null")
         self.pad_token_id = pad_token_id
+        self.multiple = int(pad_to_multiple_of) if pad_to_multiple_of else 1
+
+    def width(self, longest: int) -> int:
+        return -(-longest // self.multiple) * self.multiple
 
     def __call__(self, items: list[dict]) -> dict:
         batch: dict = {}
         for prefix in ("", HYP_PREFIX):  # the pair (or one side), then the hypothesis-only view if carried
             if prefix + "input_ids" not in items[0]:
                 continue
-            width = max(len(it[prefix + "input_ids"]) for it in items)
+            width = self.width(max(len(it[prefix + "input_ids"]) for it in items))
             for key in TOKEN_KEYS:
                 name = prefix + key
                 if name not in items[0]:
@@ -106,14 +116,15 @@ class NLIDataModule(L.LightningDataModule):
     def __init__(self, train: Sequence[Record], tokenizer, batch_size: int = 32, eval_batch_size: int = 128,
                  max_length: int = 128, num_workers: int = 0, seed: int = 0,
                  val_sets: Mapping[str, Sequence[Record]] | None = None, group_by_length: bool = True,
-                 input: str = "pair", hypothesis_view: bool = False):
+                 input: str = "pair", hypothesis_view: bool = False, pad_to_multiple_of: int | None = None):
         super().__init__()
         self.tokenizer = tokenizer
         self.batch_size, self.eval_batch_size = batch_size, eval_batch_size
         self.max_length, self.num_workers, self.seed = max_length, num_workers, seed
         self.group_by_length = group_by_length
         self.input = check_input(input)
-        self.collate = PadCollator(tokenizer.pad_token_id)
+        self.pad_to_multiple_of = pad_to_multiple_of
+        self.collate = PadCollator(tokenizer.pad_token_id, pad_to_multiple_of)
         self.train_set = EncodedNLI(train, tokenizer, max_length, input=input, hypothesis_view=hypothesis_view)
         self.val_sets = {name: self.encode(recs) for name, recs in (val_sets or {}).items()}
 
