@@ -7,13 +7,10 @@
 # reproduces the committed table (the tiny model's former default); LR=1e-3 runs today's default.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false WANDB_MODE=offline
-cd "$ROOT"
-R="${NLIFORGE_EXP:-/tmp/nliforge_exp/synthetic_artifacts}"
-rm -rf "$R" && mkdir -p "$R"
+source "$HERE/../common.sh"
+fresh_scratch synthetic_artifacts
 nliforge-train -m experiment=demo 'data/train_sets=[synthetic_biased],[synthetic]' seed=0,1,2 \
-    "model.optimizer.lr=${LR:-2e-3}" logger=none save_model=false trainer.enable_progress_bar=false \
+    "model.optimizer.lr=${LR:-2e-3}" "${QUIET_TRAIN[@]}" \
     hydra.sweep.dir="$R/sweep"
 nliforge-report sweep="$R/sweep" out="$R/report"
 echo "done: $R/report/report.md"

@@ -6,12 +6,9 @@
 # table, measured with the tiny model's former default; LR=1e-3 runs today's default.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false WANDB_MODE=offline
-cd "$ROOT"
-R="${NLIFORGE_EXP:-/tmp/nliforge_exp/wanli_table3}"
-rm -rf "$R" && mkdir -p "$R"
-W=(world.n_train=6000 suite=synthetic seed=1,2,3 "model.optimizer.lr=${LR:-2e-3}" logger=none save_model=false trainer.enable_progress_bar=false)
+source "$HERE/../common.sh"
+fresh_scratch wanli_table3
+W=(world.n_train=6000 suite=synthetic seed=1,2,3 "model.optimizer.lr=${LR:-2e-3}" "${QUIET_TRAIN[@]}")
 nliforge-train -m 'data/train_sets=[synthetic_biased]' "${W[@]}" hydra.sweep.dir="$R/1_mnli"
 nliforge-train -m 'data/train_sets=[synthetic]' data.train_sets.synthetic.limit=1500 "${W[@]}" hydra.sweep.dir="$R/2_wanli"
 nliforge-train -m 'data/train_sets=[synthetic_biased,synthetic]' data.train_sets.synthetic.limit=1500 \

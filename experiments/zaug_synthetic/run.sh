@@ -6,12 +6,9 @@
 # reproduces the committed numbers (the tiny model's former default); LR=1e-3 runs today's default.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false WANDB_MODE=offline
-cd "$ROOT"
-R="${NLIFORGE_EXP:-/tmp/nliforge_exp/zaug_synthetic}"
-rm -rf "$R"
+source "$HERE/../common.sh"
+fresh_scratch zaug_synthetic
 nliforge-generate pipeline=zaug experiment=demo "model.optimizer.lr=${LR:-2e-3}" trainer.enable_progress_bar=false \
-    hydra.run.dir="$R"
-cp "$R/zaug_report.md" "$HERE/zaug_report_seed0.md"
+    hydra.run.dir="$R/run"
+cp "$R/run/zaug_report.md" "$HERE/zaug_report_seed0.md"
 echo "done: $HERE/zaug_report_seed0.md"
