@@ -71,8 +71,9 @@ def synthetic_records(n: int, seed: int):
 class Clock:
     """Start after optimizer step `warmup`, stop at train end; remembers batch widths."""
 
-    def __init__(self, warmup: int, device: str):
+    def __init__(self, warmup: int, device: str, profile_steps: int = 0):
         self.warmup, self.device = warmup, device
+        self.profile_steps, self.profiler, self.profile_table = profile_steps, None, None
         self.t0 = self.t_last = self.t1 = self.t_start = None
         self.step_times: list[float] = []  # host clock at each timed step's end (no sync)
         self.losses: list = []             # detached loss tensors of the timed steps, read once at the end
@@ -97,12 +98,36 @@ class Clock:
         if global_step == self.warmup and self.t0 is None:
             self.t0, self.step0 = self._now(), global_step
             self.threads = torch.get_num_threads()
+            if self.profile_steps:
+                self._start_profile()
+        if self.profiler is not None and global_step == self.warmup + self.profile_steps:
+            self._stop_profile()
         self.t_last, self.step_last = time.perf_counter(), global_step
         if self.t0 is not None:
             self.step_times.append(self.t_last)
 
     def train_done(self) -> None:
+        if self.profiler is not None:
+            self._stop_profile()
         self.t1 = self._now()
+
+    # A profiled run measures where a step's host and device time go; its wall time is not a result.
+    def _start_profile(self) -> None:
+        from torch.profiler import ProfilerActivity, profile
+
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.device == "cuda" else [])
+        self.profiler = profile(activities=activities)
+        self.profiler.__enter__()
+
+    def _stop_profile(self) -> None:
+        prof, self.profiler = self.profiler, None
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+        prof.__exit__(None, None, None)
+        averages = prof.key_averages()
+        sorts = ["self_cpu_time_total"] + (["self_device_time_total"] if self.device == "cuda" else [])
+        self.profile_table = "\n\n".join(f"sorted by {key}:\n" + averages.table(sort_by=key, row_limit=25)
+                                          for key in sorts)
 
     def result(self, batch_size: int) -> dict:
         steps = self.step_last - self.step0
@@ -113,7 +138,7 @@ class Clock:
         return {"steps": steps, "wall_s": wall, "examples_per_s": steps * batch_size / wall,
                 "startup_s": startup,  # train start -> end of warm-up step (compile, graphs, warm-up steps)
                 "max_step_s": float(np.max(gaps)), "median_step_s": float(np.median(gaps)),
-                "mean_loss_timed": loss,
+                "mean_loss_timed": loss, "profile_table": self.profile_table,
                 "loop_only_examples_per_s": steps * batch_size / (self.t_last - self.t0),
                 "mean_batch_width": float(np.mean(self.widths)) if self.widths else None,
                 "threads_in_loop": self.threads, "dynamics_hook_s": self.hook_s}

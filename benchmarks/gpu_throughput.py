@@ -46,6 +46,7 @@ import platform
 import statistics
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -220,6 +221,9 @@ def parse_args(argv=None):
     p.add_argument("--max-length", type=int, default=128)
     p.add_argument("--lr", type=float, default=1e-4)
     p.add_argument("--weight-decay", type=float, default=0.01)
+    p.add_argument("--profile-steps", type=int, default=0,
+                   help="after the timed rounds, run each contender once more with torch.profiler over this many "
+                        "steps after the warm-up; the op tables go to <out>.profile.txt (not timed)")
     p.add_argument("--hf-best-optim", default=None,
                    help="hf_B_best's optimiser; default: the Trainer's own default (adamw_torch_fused on torch >= 2.8). "
                         "The 2026-11-24 H100 table was measured with adamw_torch (no fusion), see benchmarks/README.md")
@@ -244,6 +248,23 @@ def parse_args(argv=None):
 
         args.hf_best_optim = str(TrainingArguments.default_optim)
     return args
+
+
+def write_profiles(runners: dict, names: list[str], args) -> None:
+    """One extra, untimed run per contender with torch.profiler on; the op tables in one text file."""
+    timed_steps, args.steps = args.steps, max(args.profile_steps, 1)
+    parts = []
+    try:
+        for name in names:
+            res, _ = runners[name]()
+            parts.append(f"===== {name}: {args.profile_steps} steps after {args.warmup} warm-up steps\n"
+                         f"{res.get('profile_table') or '(no table)'}")
+    finally:
+        args.steps = timed_steps
+    path = Path(str(args.out) + ".profile.txt")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n\n".join(parts) + "\n")
+    print(f"wrote {path}", flush=True)
 
 
 def fmt_time(s: float) -> str:
@@ -358,6 +379,8 @@ def main(argv=None) -> dict:
                   f"{1e3 * res['max_step_s']:.1f} ms, loss {loss}, "
                   f"pad fill {tok['real_tokens'] / tok['padded_tokens']:.0%}, {extra})", flush=True)
 
+    if args.profile_steps:
+        write_profiles(runners, names, args)
     cfg = bb.config
     names = [c for c in names if runs[c]]
     summary: dict = {"contenders": {}, "failed": failed}

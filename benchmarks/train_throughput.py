@@ -78,7 +78,7 @@ def run_nliforge(bb: Backbone, dm, args, dynamics: bool, opt_kwargs: dict | None
 
     from nliforge.models.classifier import NLIClassifier
 
-    clock = Clock(args.warmup, args.device)
+    clock = Clock(args.warmup, args.device, getattr(args, "profile_steps", 0))
 
     class LightningClock(Callback):
         def on_train_start(self, trainer, pl_module):
@@ -129,7 +129,7 @@ def run_nliforge(bb: Backbone, dm, args, dynamics: bool, opt_kwargs: dict | None
 def run_hf(bb: Backbone, dataset, collator, args, group_by_length: bool, extra_args: dict | None = None) -> dict:
     from transformers import PrinterCallback, Trainer, TrainerCallback, TrainingArguments
 
-    clock = Clock(args.warmup, args.device)
+    clock = Clock(args.warmup, args.device, getattr(args, "profile_steps", 0))
 
     class HFClock(TrainerCallback):
         def on_train_begin(self, targs, state, control, **kw):
