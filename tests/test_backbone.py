@@ -68,9 +68,5 @@ def test_pad_collator_rounds_widths_up_to_the_multiple():
 
 
 def test_pad_collator_refuses_a_bad_multiple():
-    import pytest
-
-    from nliforge.data import NLIDataError
-
     with pytest.raises(NLIDataError, match="data.pad_to_multiple_of=0"):
         PadCollator(1, pad_to_multiple_of=0)

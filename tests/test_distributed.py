@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import lightning as L
 import numpy as np
 import pandas as pd
-import lightning as L
 import pytest
 from omegaconf import open_dict
 

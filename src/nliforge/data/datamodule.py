@@ -123,7 +123,6 @@ class NLIDataModule(L.LightningDataModule):
         self.max_length, self.num_workers, self.seed = max_length, num_workers, seed
         self.group_by_length = group_by_length
         self.input = check_input(input)
-        self.pad_to_multiple_of = pad_to_multiple_of
         self.collate = PadCollator(tokenizer.pad_token_id, pad_to_multiple_of)
         self.train_set = EncodedNLI(train, tokenizer, max_length, input=input, hypothesis_view=hypothesis_view)
         self.val_sets = {name: self.encode(recs) for name, recs in (val_sets or {}).items()}
