@@ -11,6 +11,8 @@ no clipping) and number of steps for every contender:
 * ``nliforge+fused``    + AdamW(fused=True) and widths rounded to 8.
 * ``nliforge+compile``  + the backbone compiled in place with dynamic shapes (preset=gpu_fast).
 * ``nliforge+graphs``   + compile mode reduce-overhead (CUDA graphs).
+* ``nliforge+graphs32`` the same with widths rounded to 32: at most 4 widths (32..128), so at most
+                        4 CUDA graphs to record (graphs record one graph per width).
 * ``hf_A_maxlen``       transformers.Trainer as the seed repositories ran it: every pair padded to
                         128, default_data_collator, adamw_torch (bf16=True on GPU as well).
 * ``hf_B_best``         transformers.Trainer at its best: DataCollatorWithPadding,
@@ -83,6 +85,7 @@ NLF_VARIANTS = {
     "nliforge+fused": (None, True, 8),                    # model.optimizer.fused=true data.pad_to_multiple_of=8
     "nliforge+compile": ({"dynamic": True}, True, 8),     # + compile.enabled=true compile.dynamic=true
     "nliforge+graphs": ({"dynamic": True, "mode": "reduce-overhead"}, True, 8),  # + compile.mode=reduce-overhead
+    "nliforge+graphs32": ({"dynamic": True, "mode": "reduce-overhead"}, True, 32),  # + data.pad_to_multiple_of=32
 }
 HF_NAMES = ("hf_A_maxlen", "hf_B_best", "hf_C_compiled")
 ALL_CONTENDERS = tuple(NLF_VARIANTS) + HF_NAMES

@@ -108,3 +108,31 @@ def test_z_filtering_removes_the_planted_artifacts(world):
         assert was["p_target_given_feature"] > 0.75
         assert now["p_target_given_feature"] < was["p_target_given_feature"] - 0.1, art
         assert now["p_feature"] < 0.6 * was["p_feature"], art
+
+
+def test_bonferroni_threshold_matches_the_normal_table():
+    from nliforge.filtering.zstats import bonferroni_threshold
+
+    # one-sided normal quantiles from a printed table: z(0.01) = 2.3263, z(1e-5) = 4.2649
+    assert bonferroni_threshold(0.01, 1) == pytest.approx(2.3263, abs=1e-4)
+    assert bonferroni_threshold(0.01, 1000) == pytest.approx(4.2649, abs=1e-4)
+    with pytest.raises(NLIDataError, match="alpha"):
+        bonferroni_threshold(1.5, 10)
+
+
+def test_report_says_the_planted_artifacts_stop_being_significant(world):
+    """Before filtering the three artifacts are far above the Bonferroni bar; after Algorithm 1 with
+    batch 100 their z falls below it (they may still rank high: the top-k is equalised, not emptied)."""
+    from nliforge.pipeline.zaug_report import biased_report, render_markdown
+
+    res = z_filter(world, batch_size=100, k=20)
+    report = biased_report(world, [], res.dataset, top=5, k=20, recipe="par_z")
+    sig = report["significance"]
+    assert 3.5 < sig["threshold_after"] < sig["threshold_before"] < 6   # fewer seen features after
+    for lab, feat in (("entailment", "full-lex-overlap"), ("contradiction", "not@hypothesis"),
+                      ("neutral", "hypo-len:10-14")):
+        row = {r[0]: r for r in sig["tracked"][lab]}[feat]
+        assert row[1] > 3 * sig["threshold_before"]          # rank 1 in D0, far above the bar
+        assert row[2] is not None and row[2] < sig["threshold_after"] and row[4] is False, row
+    text = render_markdown(report)
+    assert "| `not@hypothesis` |" in text and "significant after" in text

@@ -28,7 +28,8 @@ from nliforge.data.errors import NLIDataError
 from nliforge.data.jsonl import atomic_write_text
 from nliforge.data.labels import LABELS
 from nliforge.filtering.features import FeatureSpace
-from nliforge.filtering.zstats import feature_label_counts, label_ids, word_label_plot, z_scores
+from nliforge.filtering.zstats import (bonferroni_threshold, feature_label_counts, label_ids, word_label_plot,
+                                      z_scores)
 
 SIDES = ("hypothesis", "premise")
 CSV_COLUMNS = ("word", "label", "n", "count", "p_label_given_word", "z")
@@ -44,17 +45,6 @@ class WordLabelResult:
     labels: tuple[str, ...]
     threshold: float
     significant: list[tuple[str, str, int, int, float, float]]
-
-
-def bonferroni_threshold(alpha: float, n_words: int) -> float:
-    """z above which a word is significant at family-wise level `alpha` over `n_words` tests."""
-    from scipy.stats import norm
-
-    if not 0 < alpha < 1:
-        raise NLIDataError(f"alpha must be in (0, 1), got {alpha!r}")
-    if n_words < 1:
-        raise NLIDataError("no words to test: the texts have no tokens")
-    return float(norm.isf(alpha / n_words))
 
 
 def unigram_matrix(records, side: str = "hypothesis"):

@@ -76,6 +76,18 @@ def exact_top_k(ids: np.ndarray, key: np.ndarray, k: int, names: Sequence[str]) 
     return [fids[i] for i in pos]
 
 
+def bonferroni_threshold(alpha: float, n_tests: int) -> float:
+    """z above which a one-sided test is significant at family-wise level `alpha` over `n_tests`
+    tests (Bonferroni), the significance curve of Gardner et al.'s word-label plots."""
+    from scipy.stats import norm
+
+    if not 0 < alpha < 1:
+        raise NLIDataError(f"alpha must be in (0, 1), got {alpha!r}")
+    if n_tests < 1:
+        raise NLIDataError("no features to test: the texts have no tokens")
+    return float(norm.isf(alpha / n_tests))
+
+
 def check_k(k: int, n_features: int) -> None:
     """k must be a positive integer no larger than the number of features."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
@@ -127,8 +139,8 @@ def feature_label_counts(matrix: sp.csr_matrix, labs: np.ndarray, n_labels: int)
     return flat.reshape(matrix.shape[1], n_labels)
 
 
-def dataset_biased(records, k: int = 20, labels: Sequence[str] = LABELS, hypo_preds=None):
-    """B(l) of a labelled dataset (Table 12 style): {label: [(feature, z), ...]}."""
+def dataset_counts(records, labels: Sequence[str] = LABELS, hypo_preds=None) -> tuple[np.ndarray, list[str]]:
+    """(features x labels) counts of a labelled dataset over the App. B feature space, and the names."""
     from nliforge.filtering.features import FeatureSpace
 
     labs = label_ids(records, labels)
@@ -137,7 +149,13 @@ def dataset_biased(records, k: int = 20, labels: Sequence[str] = LABELS, hypo_pr
                            "z-statistics measure label skew and need at least two labels present")
     space = FeatureSpace(labels)
     matrix = space.featurise_records(records, hypo_preds)
-    return top_biased(feature_label_counts(matrix, labs, len(labels)), space.names, k, labels)
+    return feature_label_counts(matrix, labs, len(labels)), list(space.names)
+
+
+def dataset_biased(records, k: int = 20, labels: Sequence[str] = LABELS, hypo_preds=None):
+    """B(l) of a labelled dataset (Table 12 style): {label: [(feature, z), ...]}."""
+    counts, names = dataset_counts(records, labels, hypo_preds)
+    return top_biased(counts, names, k, labels)
 
 
 def word_label_plot(counts: np.ndarray, path: str | Path, label: str, threshold: float = 3.0,

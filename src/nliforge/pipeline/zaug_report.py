@@ -32,6 +32,18 @@ def run_recipe(recipe: str, d0: Sequence[Record], gen: Sequence[Record], k: int 
     raise NLIDataError(f"pipeline.zfilter.recipe={recipe!r}; valid: {', '.join(RECIPES)}")
 
 
+ALPHA = 0.01  # family-wise level of the significance column (Gardner et al.'s plots use 0.01)
+
+
+def _z_table(records: Sequence[Record]):
+    """(names, z (features x labels), n per feature, Bonferroni threshold over the seen features x labels)."""
+    from nliforge.filtering.zstats import bonferroni_threshold, dataset_counts, z_scores
+
+    counts, names = dataset_counts(records)
+    n = counts.sum(axis=1)
+    return names, z_scores(counts), n, bonferroni_threshold(ALPHA, int((n > 0).sum()) * counts.shape[1])
+
+
 def _top(records: Sequence[Record], k: int, top: int) -> dict[str, list[list]]:
     from nliforge.filtering.zstats import dataset_biased
 
@@ -39,16 +51,46 @@ def _top(records: Sequence[Record], k: int, top: int) -> dict[str, list[list]]:
             for label, feats in dataset_biased(records, k=k).items()}
 
 
+def _tracked(before: dict, kept: Sequence[Record]) -> tuple[dict, float]:
+    """For each of D0's top features: z before, z after (None if unseen), rank after, significant after."""
+    import numpy as np
+
+    names, z, n, threshold = _z_table(kept)
+    index = {name: i for i, name in enumerate(names)}
+    out = {}
+    for li, (label, feats) in enumerate(before.items()):
+        col = np.nan_to_num(z[:, li], nan=-np.inf)
+        rows = []
+        for name, z_before in feats:
+            i = index.get(name)
+            if i is None or n[i] == 0:
+                rows.append([name, z_before, None, None, False])
+                continue
+            rank = int((col > col[i]).sum()) + 1  # ties share the best rank
+            rows.append([name, z_before, round(float(z[i, li]), 2), rank, bool(z[i, li] > threshold)])
+        out[label] = rows
+    return out, threshold
+
+
 def biased_report(d0: Sequence[Record], gen: Sequence[Record], kept: Sequence[Record], top: int = 5,
                   k: int = 20, out: Path | None = None, recipe: str = "") -> dict:
     """Top-`top` biased features per label (name, z) of D0, of D0 + the generations unfiltered, and
-    of the filtered output; also whether each of D0's top features is still in the output's top-k."""
+    of the filtered output; whether each of D0's top features is still in the output's top-k; and
+    whether it is still significant (one-sided z test at family-wise α = 0.01, Bonferroni over every
+    seen feature x label of the dataset), before and after.
+
+    Algorithm 1 rejects a feature's instances only while the feature is in B(l), so a feature that
+    keeps arriving settles near the edge of the top k rather than leaving it: the significance
+    column says whether its correlation with the label is still distinguishable from chance."""
     tables = {"before": _top(d0, k, top), "naive_augmentation": _top(list(d0) + list(gen), k, top),
               "after": _top(kept, k, k)}
     gone = {label: [name for name, _ in feats if name not in {n for n, _ in tables["after"][label]}]
             for label, feats in tables["before"].items()}
     tables["after"] = {label: feats[:top] for label, feats in tables["after"].items()}
-    report = {**tables, "gone_from_top_k": gone, "k": k, "recipe": recipe,
+    tracked, threshold_after = _tracked(tables["before"], kept)
+    significance = {"alpha": ALPHA, "threshold_before": round(_z_table(d0)[3], 3),
+                    "threshold_after": round(threshold_after, 3), "tracked": tracked}
+    report = {**tables, "gone_from_top_k": gone, "significance": significance, "k": k, "recipe": recipe,
               "sizes": {"d0": len(d0), "generated": len(gen), "output": len(kept)}}
     if out is not None:
         atomic_write_text(out, [render_markdown(report)])
@@ -70,4 +112,18 @@ def render_markdown(report: dict) -> str:
         gone = report["gone_from_top_k"][label]
         lines += ["", f"D0's top features no longer in the output's top {report['k']}: "
                   + (", ".join(f"`{g}`" for g in gone) or "none"), ""]
+        lines += _significance_lines(report, label)
     return "\n".join(lines) + "\n"
+
+
+def _significance_lines(report: dict, label: str) -> list[str]:
+    sig = report.get("significance")
+    if not sig:
+        return []
+    lines = [f"D0's top features in the output (significant: z* > {sig['threshold_after']:.2f}, one-sided, "
+             f"α = {sig['alpha']:g} Bonferroni-corrected; in D0 the bar was {sig['threshold_before']:.2f}):", "",
+             "| feature | z in D0 | z after | rank after | significant after |", "|---|---|---|---|---|"]
+    for name, z_before, z_after, rank, significant in sig["tracked"][label]:
+        after = "unseen" if z_after is None else f"{z_after:.1f}"
+        lines.append(f"| `{name}` | {z_before:.1f} | {after} | {rank or '-'} | {'yes' if significant else 'no'} |")
+    return lines + [""]
