@@ -9,6 +9,8 @@ no clipping) and number of steps for every contender:
                         PadCollator: length-grouped batches padded to their longest item)
                         + lightning.Trainer; bf16-mixed on GPU, fp32 on CPU (trainer=gpu).
 * ``nliforge+fused``    + AdamW(fused=True) and widths rounded to 8.
+* ``nliforge+pad8``, ``nliforge+fusedonly``  diagnostics that split nliforge+fused in two: widths
+                        rounded to 8 alone, and the fused AdamW alone.
 * ``nliforge+compile``  + the backbone compiled in place with dynamic shapes (preset=gpu_fast).
 * ``nliforge+graphs``   + compile mode reduce-overhead (CUDA graphs).
 * ``nliforge+graphs32`` the same with widths rounded to 32: at most 4 widths (32..128), so at most
@@ -83,6 +85,8 @@ WANLI_PAIRS, EPOCHS = 103_000, 5
 NLF_VARIANTS = {
     "nliforge": (None, False, None),                      # trainer=gpu as it is: eager, foreach AdamW
     "nliforge+fused": (None, True, 8),                    # model.optimizer.fused=true data.pad_to_multiple_of=8
+    "nliforge+pad8": (None, False, 8),                    # diagnostic: data.pad_to_multiple_of=8 alone
+    "nliforge+fusedonly": (None, True, None),             # diagnostic: model.optimizer.fused=true alone
     "nliforge+compile": ({"dynamic": True}, True, 8),     # + compile.enabled=true compile.dynamic=true
     "nliforge+graphs": ({"dynamic": True, "mode": "reduce-overhead"}, True, 8),  # + compile.mode=reduce-overhead
     "nliforge+graphs32": ({"dynamic": True, "mode": "reduce-overhead"}, True, 32),  # + data.pad_to_multiple_of=32
