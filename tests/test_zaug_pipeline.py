@@ -76,7 +76,7 @@ def test_unknown_recipe_is_refused(tmp_path, world_cache, classifier_run_dir):
 
 
 def _mean_p_of_biased_tokens(model_dir, rejected) -> float:
-    """Mean probability of the tokens L_UL pushes down (the rejecting feature's tokens) in Z⁻ instances
+    """Mean probability of the tokens L_UL pushes down (the tokens of its B(l) features) in Z⁻ instances
     (probability, not log: −log(1 − p) pushes hardest on the tokens the model finds likely)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -122,7 +122,7 @@ def test_debias_stage_fine_tunes_g_into_g_star(tmp_path, world_cache, classifier
     assert rows["ul"]["n_z"] == len(res.accepted) and rows["ul"]["n_z_minus"] == len(res.rejected) > 0
     meta = json.loads((Path(rows["ul"]["path"]) / META_NAME).read_text())
     assert meta["settings"]["init"] == generators["ul"]["path"] and meta["n_rejected"] == len(res.rejected)
-    rejected = [replace(r, meta={**r.meta, BIASED_META_KEY: [r.meta["zfilter"]["feature"]]}) for r in res.rejected]
+    rejected = [replace(r, meta={**r.meta, BIASED_META_KEY: r.meta["zfilter"]["features"]}) for r in res.rejected]
     # control: the same fine-tuning with α = 0 (Z(D0) only); the unlikelihood term is what lowers them
     control = train_generator(res.accepted, tmp_path / "control", {**meta["settings"], "alpha": 0.0},
                               rejected=rejected)

@@ -7,6 +7,7 @@ import pytest
 
 from nliforge.data.errors import NLIDataError
 from nliforge.data.records import Record
+from nliforge.filtering.features import example_features
 from nliforge.filtering.zfilter import par_z, seq_z, z_filter, z_filter_reference, zaug
 from nliforge.filtering.zstats import dataset_biased
 from nliforge.world import WorldConfig, generate_split, measure_artifact
@@ -34,7 +35,8 @@ def test_incremental_equals_reference(world, batch_size, k, n_seed):
 
 def test_first_batch_without_seed_is_accepted_and_meta_records_why(world):
     res = z_filter(world[:300], batch_size=100)
-    assert all(r.meta["zfilter"] == {"kept": True, "feature": None, "batch": 0} for r in res.accepted[:100])
+    assert all(r.meta["zfilter"] == {"kept": True, "feature": None, "features": [], "batch": 0}
+               for r in res.accepted[:100])
     assert res.rejected and all(r.meta["zfilter"]["batch"] >= 1 for r in res.rejected)
     assert all(r.meta["zfilter"]["feature"] for r in res.rejected)
     assert res.accepted[0].meta["phenomenon"] == world[0].meta["phenomenon"]  # meta kept
@@ -60,6 +62,11 @@ def test_conditional_seeding_rejects_the_seeds_biases():
     assert rejected["c1"] in {"not@hypothesis", "did not@hypothesis", "did@hypothesis",
                               "not see@hypothesis", "see@hypothesis"}
     assert [r.uid for r in seeded.dataset] == [r.uid for r in seed] + ["c2", "c3"]
+    # every feature of c1 in B(contradiction), in B's order: all of them fall under the §4.1 mask
+    b_contradiction = [name for name, _ in dataset_biased(seed, k=8)["contradiction"]]
+    c1 = seeded.rejected[0].meta["zfilter"]
+    expected = [f for f in b_contradiction if f in example_features(cands[0].premise, cands[0].hypothesis)]
+    assert c1["features"] == expected and c1["feature"] == expected[0] and len(expected) >= 3, c1
 
 
 def test_recipes_set_relations(world):

@@ -12,9 +12,11 @@ Choices the paper leaves open, made here:
 - an empty Z (first batch without a seed): every z is undefined (n = 0), nothing is biased, so
   the whole first batch is accepted. Likewise B(l) has fewer than k features while fewer than
   k features have z > 0.
-- the rejecting feature recorded is the instance's feature ranked highest in B(its label).
+- the rejecting feature recorded is the instance's feature ranked highest in B(its label);
+  `features` lists every feature of the instance in B(its label), best first: all of them
+  "contribute to B_Z(l)" and so fall under the §4.1 unlikelihood mask.
 - output: Z = seed + accepted, seed records first and untouched (a seed is not filtered); every
-  candidate gets `meta["zfilter"] = {"kept", "feature", "batch"}` (feature None when kept).
+  candidate gets `meta["zfilter"] = {"kept", "feature", "features", "batch"}` (None and [] when kept).
 - labels: p0 = 1 / len(labels) from the setting; unlabeled candidates are an error, as is data
   whose seed and candidates together show a single label.
 
@@ -75,10 +77,12 @@ def _preds(records, hypo_preds: Mapping[str, str] | None):
     return None if hypo_preds is None else [hypo_preds.get(r.uid) for r in records]
 
 
-def _annotate(records, kept, features, batches) -> tuple[list[Record], list[Record]]:
+def _annotate(records, kept, held, batches) -> tuple[list[Record], list[Record]]:
+    """Records with `meta["zfilter"]`; `held[i]` lists record i's features in B(its label), best first."""
     acc, rej = [], []
-    for rec, ok, feat, b in zip(records, kept, features, batches):
-        meta = {**rec.meta, "zfilter": {"kept": ok, "feature": feat, "batch": b}}
+    for rec, ok, feats, b in zip(records, kept, held, batches):
+        meta = {**rec.meta, "zfilter": {"kept": ok, "feature": feats[0] if feats else None,
+                                        "features": list(feats), "batch": b}}
         out = Record(rec.uid, rec.premise, rec.hypothesis, rec.label, rec.source, meta)
         (acc if ok else rej).append(out)
     return acc, rej
@@ -101,26 +105,28 @@ def z_filter(candidates: Sequence[Record], seed: Sequence[Record] | None = None,
     seed_m = space.pad(seed_m)
     engine = IncrementalBias(len(space), len(labels), k, space.names, base_rate(len(labels)))
     engine.add(seed_m.indices.astype(np.int64), np.repeat(seed_labs, np.diff(seed_m.indptr)))
-    reject_fid = np.full(len(candidates), -1, np.int64)
+    held: list[list[str]] = [[] for _ in range(len(candidates))]
     rank = np.full((len(space), len(labels)), np.iinfo(np.int64).max, np.int64)
+    names = np.array(space.names, dtype=object)
     n_batches = 0
     for n_batches, start in enumerate(range(0, len(candidates), batch_size), 1):
         stop = min(start + batch_size, len(candidates))
         biased = [engine.biased(li) for li in range(len(labels))]
-        reject_fid[start:stop] = _filter_batch(engine, cand, labs, start, stop, biased, rank)
-    kept = reject_fid < 0
-    feats = [None if f < 0 else space.names[f] for f in reject_fid.tolist()]
+        for row, feats in _filter_batch(engine, cand, labs, start, stop, biased, rank, names):
+            held[start + row] = feats
+    kept = [not h for h in held]
     batches = (np.arange(len(candidates)) // batch_size).tolist()
-    acc, rej = _annotate(candidates, kept.tolist(), feats, batches)
+    acc, rej = _annotate(candidates, kept, held, batches)
     final = {lab: [(space.names[f], float(engine.keys[f, li])) for f in engine.biased(li)]
              for li, lab in enumerate(labels)}
     return ZFilterResult(seed, acc, rej, final, n_batches)
 
 
-def _filter_batch(engine, cand, labs, start, stop, biased, rank) -> np.ndarray:
+def _filter_batch(engine, cand, labs, start, stop, biased, rank, names) -> list[tuple[int, list[str]]]:
     """Reject rows [start, stop) having a feature in B(their label); add the rest to Z.
 
-    Returns the rejecting feature id per row (-1 when accepted).
+    Returns (row within the batch, names of its features in B(its label), best rank first) for
+    each rejected row.
     """
     big = np.iinfo(np.int64).max
     for li, fids in enumerate(biased):
@@ -129,13 +135,20 @@ def _filter_batch(engine, cand, labs, start, stop, biased, rank) -> np.ndarray:
     cols = cand.indices[lo:hi].astype(np.int64)
     lens = np.diff(cand.indptr[start:stop + 1])
     entry_labs = np.repeat(labs[start:stop], lens)
-    best = np.minimum.reduceat(rank[cols, entry_labs], cand.indptr[start:stop] - lo)
+    entry_rank = rank[cols, entry_labs]
     for li, fids in enumerate(biased):
         rank[fids, li] = big
-    rejected = best < big
-    out = np.full(stop - start, -1, np.int64)
-    for i in np.flatnonzero(rejected).tolist():
-        out[i] = biased[labs[start + i]][best[i]]
+    hit = np.flatnonzero(entry_rank < big)
+    rows = np.repeat(np.arange(stop - start), lens)[hit]
+    order = np.lexsort((entry_rank[hit], rows))
+    hit, rows = hit[order], rows[order]
+    cuts = np.flatnonzero(np.diff(rows)) + 1
+    hit_names = names[cols[hit]].tolist()
+    bounds = [0, *cuts.tolist(), len(hit)]
+    out = [(row, hit_names[a:b]) for row, a, b in zip(rows[bounds[:-1]].tolist(), bounds[:-1], bounds[1:])] \
+        if len(rows) else []
+    rejected = np.zeros(stop - start, bool)
+    rejected[rows] = True
     keep = np.repeat(~rejected, lens)
     engine.add(cols[keep], entry_labs[keep])
     return out
@@ -155,17 +168,17 @@ def z_filter_reference(candidates: Sequence[Record], seed: Sequence[Record] | No
     feats = {r.uid: example_features(r.premise, r.hypothesis, preds.get(r.uid)) for r in seed + list(candidates)}
     space = FeatureSpace(labels)  # the fixed features count towards the feature set, as in z_filter
     check_k(k, len(set(space.names).union(*feats.values())))
-    z, kept_flags, rejecting, n_batches = list(seed), [], [], 0
+    z, kept_flags, held, n_batches = list(seed), [], [], 0
     for n_batches, start in enumerate(range(0, len(candidates), batch_size), 1):
         biased = _reference_biased(z, feats, k, labels)
         for rec in candidates[start:start + batch_size]:
-            hit = next((f for f in biased[rec.label] if f in feats[rec.uid]), None)
-            kept_flags.append(hit is None)
-            rejecting.append(hit)
-            if hit is None:
+            hits = [f for f in biased[rec.label] if f in feats[rec.uid]]
+            kept_flags.append(not hits)
+            held.append(hits)
+            if not hits:
                 z.append(rec)
     batches = [i // batch_size for i in range(len(candidates))]
-    acc, rej = _annotate(candidates, kept_flags, rejecting, batches)
+    acc, rej = _annotate(candidates, kept_flags, held, batches)
     final = _reference_biased(z, feats, k, labels, with_z=True)
     return ZFilterResult(seed, acc, rej, final, n_batches)
 

@@ -34,7 +34,7 @@ from nliforge.utils.folders import build_folder
 from nliforge.utils.instantiate import instantiate
 
 GENERATOR_VERSION = 1  # bump when training changes, so folders trained by older code are not reused
-BIASED_META_KEY = "biased_features"  # a Z⁻ record's z-filter features that rejected it
+BIASED_META_KEY = "biased_features"  # a Z⁻ record's features in B(its label) when it was rejected
 
 
 def _plain(cfg: Mapping[str, Any] | DictConfig) -> dict[str, Any]:

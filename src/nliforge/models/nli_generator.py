@@ -38,7 +38,8 @@ NO_DECAY = ("bias", "ln_", "LayerNorm", "layer_norm", "norm.weight")
 @dataclass(frozen=True)
 class GeneratorExample:
     """One training instance: `mode` is `mle` or `unlikelihood` (a Z⁻ instance); `biased` are
-    the z-filter feature names that rejected it (empty: treat as a whole-hypothesis feature)."""
+    the names of its features in B(its label) when z-filtering rejected it (empty: treat as a
+    whole-hypothesis feature)."""
 
     premise: str
     label: str

@@ -35,8 +35,8 @@ def generator_stage(ctx: StageContext) -> StageOutput:
 @stage("zaug_debias", inputs=("classifier", "zaug_generator"))
 def debias_stage(ctx: StageContext) -> StageOutput:
     """§4.1: G -> G*. z-filter D0 into Z(D0) and Z⁻(D0), then fine-tune each listed generator with
-    L_debias = L_MLE(Z(D0)) + α·L_UL(Z⁻(D0)), the unlikelihood only on the tokens of the feature that
-    rejected each Z⁻ instance (the whole hypothesis for a non-n-gram feature). Other variants pass
+    L_debias = L_MLE(Z(D0)) + α·L_UL(Z⁻(D0)), the unlikelihood only on the tokens of every feature of
+    B(l) each Z⁻ instance holds (the whole hypothesis for a non-n-gram feature). Other variants pass
     through unchanged; `zaug_sample` then samples from these rows instead of `zaug_generator`'s."""
     from nliforge.filtering.zfilter import z_filter
     from nliforge.models.generator_train import BIASED_META_KEY, train_generator
@@ -44,7 +44,7 @@ def debias_stage(ctx: StageContext) -> StageOutput:
     s = ctx.settings
     d0 = [r for r in classifier_run(ctx.cfg).train_records() if r.label is not None]
     res = z_filter(d0, k=int(s.k), batch_size=int(s.batch_size))
-    rejected = [replace(r, meta={**r.meta, BIASED_META_KEY: [r.meta["zfilter"]["feature"]]}) for r in res.rejected]
+    rejected = [replace(r, meta={**r.meta, BIASED_META_KEY: r.meta["zfilter"]["features"]}) for r in res.rejected]
     base = OmegaConf.to_container(ctx.cfg.pipeline.generator_model, resolve=True)
     chosen = [str(v) for v in (s.get("variants") or [])]
     rows = []
