@@ -7,7 +7,11 @@ set -euo pipefail
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
-S="${NLIFORGE_EXP:-${NLIFORGE_EXP_DIR:-/tmp/nliforge_exp/zfilter_training}}"
+export ZF_BATCH=${ZF_BATCH:-1000} # Algorithm 1's batch (the committed tables: 1000; ZF_BATCH=100 writes to batch100/)
+SUFFIX=""; [ "$ZF_BATCH" = 1000 ] || SUFFIX="_b$ZF_BATCH"
+S="${NLIFORGE_EXP:-${NLIFORGE_EXP_DIR:-/tmp/nliforge_exp/zfilter_training}}$SUFFIX"
+OUT="$HERE"; [ "$ZF_BATCH" = 1000 ] || OUT="$HERE/batch$ZF_BATCH"
+mkdir -p "$OUT"
 N_TRAIN=${N_TRAIN:-4000}          # D0 size (the demo uses 5000; reduced for the time budget)
 N_SAMPLES=${N_SAMPLES:-10000}     # samples per generator (demo 2000)
 TAU=${TAU:-0.8}                   # confidence filter; the paper's 0.95 keeps nothing here (the tiny teacher's
@@ -21,6 +25,7 @@ stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 stamp "pipeline"
 nliforge-generate pipeline=zaug experiment=demo world.n_train=$N_TRAIN \
     pipeline.zaug_sample.n_samples=$N_SAMPLES pipeline.confidence.tau=$TAU pipeline.zaug_sample.progress=false \
+    pipeline.zfilter.batch_size=$ZF_BATCH \
     pipeline.zaug_generator.progress=false hydra.run.dir="$S/zaug_tau$TAU" > "$S/pipeline.log" 2>&1
 
 # 2. The three recipes on the same D0 and samples (what the zfilter stage calls), z table, train sets.
@@ -46,7 +51,7 @@ train poe_seq_z 'data/train_sets=[exp_zf_seq_z]' data.train_sets.exp_zf_seq_z.na
 
 # 4. Report (mean ± std over seeds) and results.md.
 stamp "report"
-nliforge-report sweep="$S/sweep" out="$HERE/report" > "$S/report.log" 2>&1
-for r in zaug par_z seq_z; do cp "$S/recipes/$r/zaug_report.md" "$HERE/zaug_report_$r.md"; done
-python "$HERE/zfilter_recipes.py" results "$S" "$HERE"
-stamp "done: $HERE/results.md"
+nliforge-report sweep="$S/sweep" out="$OUT/report" > "$S/report.log" 2>&1
+for r in zaug par_z seq_z; do cp "$S/recipes/$r/zaug_report.md" "$OUT/zaug_report_$r.md"; done
+python "$HERE/zfilter_recipes.py" results "$S" "$OUT"
+stamp "done: $OUT/results.md"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -25,7 +26,8 @@ from nliforge.pipeline.classifier import ClassifierRun
 from nliforge.pipeline.run_folder import RunFolder
 from nliforge.pipeline.zaug_report import RECIPES, biased_report, run_recipe
 
-K, BATCH, VARIANT = 20, 1000, "ul"
+K, VARIANT = 20, "ul"
+BATCH = int(os.environ.get("ZF_BATCH", "1000"))  # Algorithm 1's batch; run.sh passes the pipeline's own
 PLANTED = [("not@hypothesis", "contradiction"), ("full-lex-overlap", "entailment"), ("hypo-len:10-14", "neutral")]
 ROW_NAMES = {"synthetic_biased": "D0 (synthetic_biased)", "exp_zf_zaug": "Z-Aug  Z(D_G|D0)",
              "exp_zf_par_z": "Par-Z  Z(D0) ∪ Z(D_G)", "exp_zf_seq_z": "Seq-Z  Z(D_G|Z(D0))",
