@@ -143,3 +143,14 @@ def test_report_says_the_planted_artifacts_stop_being_significant(world):
         assert row[2] is not None and row[2] < sig["threshold_after"] and row[4] is False, row
     text = render_markdown(report)
     assert "| `not@hypothesis` |" in text and "significant after" in text
+
+
+def test_bias_plots_are_written_per_label(world, tmp_path):
+    from nliforge.pipeline.zaug_report import write_bias_plots
+
+    res = z_filter(world, batch_size=100, k=20)
+    paths = write_bias_plots(world, res.dataset, tmp_path / "plots")
+    assert [p.name for p in paths] == ["bias_entailment.png", "bias_neutral.png", "bias_contradiction.png"]
+    for p in paths:
+        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 10_000
+    assert sorted(x.name for x in (tmp_path / "plots").iterdir()) == sorted(p.name for p in paths)  # no temp left

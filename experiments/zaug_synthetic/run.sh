@@ -11,4 +11,5 @@ fresh_scratch zaug_synthetic
 nliforge-generate pipeline=zaug experiment=demo "model.optimizer.lr=${LR:-2e-3}" trainer.enable_progress_bar=false \
     hydra.run.dir="$R/run"
 cp "$R/run/zaug_report.md" "$HERE/zaug_report_seed0.md"
+cp "$R/run/zaug_plots/"bias_*.png "$HERE/"   # D0 against the Seq-Z output, one PNG per label
 echo "done: $HERE/zaug_report_seed0.md"

@@ -158,43 +158,66 @@ def dataset_biased(records, k: int = 20, labels: Sequence[str] = LABELS, hypo_pr
     return top_biased(counts, names, k, labels)
 
 
-def word_label_plot(counts: np.ndarray, path: str | Path, label: str, threshold: float = 3.0,
+def draw_word_label(ax, counts: np.ndarray, label: str, threshold: float = 3.0,
                     labels: Sequence[str] = LABELS, names: Sequence[str] | None = None,
-                    annotate: int = 5) -> Path:
-    """Gardner-style plot for one label, saved as PNG: x = n (log), y = p̂(label|x).
+                    annotate: int = 5, title: str | None = None) -> None:
+    """Gardner-style plot for one label on a matplotlib axis: x = n (log), y = p̂(label|x).
 
     The curve p0 + threshold * sqrt(p0 (1 - p0) / n) is where z* = threshold: features above it
     are significantly correlated with `label`. With `names`, the `annotate` highest-z features
     are labelled.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     counts = np.asarray(counts)
     if label not in labels:
         raise NLIDataError(f"word_label_plot: label {label!r} not in `labels` {list(labels)}")
     li, p0 = list(labels).index(label), base_rate(counts.shape[1])
     n = counts.sum(axis=1)
     seen = n > 0
-    phat = counts[seen, li] / n[seen]
-    fig, ax = plt.subplots(figsize=(6, 4.5))
-    ax.scatter(n[seen], phat, s=4, alpha=0.4, color="tab:blue", label="features")
+    ax.scatter(n[seen], counts[seen, li] / n[seen], s=4, alpha=0.4, color="tab:blue", label="features")
     grid = np.logspace(0, np.log10(max(n.max(), 10)), 200)
     ax.plot(grid, p0 + threshold * np.sqrt(p0 * (1 - p0) / grid), color="tab:red",
-            label=f"z* = {threshold:g}")
+            label=f"z* = {threshold:.3g}")
     ax.axhline(p0, color="grey", lw=0.8, ls="--")
     if names is not None and annotate:
         z = z_scores(counts)[:, li]
         best = np.argsort(-np.nan_to_num(z, nan=-np.inf))[:annotate]
-        for f in best[n[best] > 0]:
-            ax.annotate(names[f], (n[f], counts[f, li] / n[f]), fontsize=7)
+        for i, f in enumerate(best[n[best] > 0]):  # stacked, so features at one point stay legible
+            ax.annotate(names[f], (n[f], counts[f, li] / n[f]), xytext=(4, 2 - 9 * i),
+                        textcoords="offset points", fontsize=7)
     ax.set(xscale="log", xlabel="n (examples with the feature)", ylabel=f"p̂({label} | feature)",
-           ylim=(0, 1.02), title=f"feature-label correlation: {label}")
+           ylim=(0, 1.02), title=title or f"feature-label correlation: {label}")
     ax.legend(loc="lower right", fontsize=8)
+
+
+def save_figure(fig, path: str | Path) -> Path:
+    """Save a matplotlib figure as PNG atomically (a temporary file renamed into place) and close it."""
+    import os
+
+    import matplotlib.pyplot as plt
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    try:
+        fig.savefig(tmp, dpi=120)
+        os.replace(tmp, path)
+    finally:
+        plt.close(fig)
+        tmp.unlink(missing_ok=True)
     return path
+
+
+def word_label_plot(counts: np.ndarray, path: str | Path, label: str, threshold: float = 3.0,
+                    labels: Sequence[str] = LABELS, names: Sequence[str] | None = None,
+                    annotate: int = 5) -> Path:
+    """`draw_word_label` for one label, saved as a PNG at `path`."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if label not in labels:
+        raise NLIDataError(f"word_label_plot: label {label!r} not in `labels` {list(labels)}")
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    draw_word_label(ax, counts, label, threshold, labels, names, annotate)
+    return save_figure(fig, path)

@@ -36,12 +36,12 @@ ALPHA = 0.01  # family-wise level of the significance column (Gardner et al.'s p
 
 
 def _z_table(records: Sequence[Record]):
-    """(names, z (features x labels), n per feature, Bonferroni threshold over the seen features x labels)."""
-    from nliforge.filtering.zstats import bonferroni_threshold, dataset_counts, z_scores
+    """(counts (features x labels), names, Bonferroni threshold over the seen features x labels)."""
+    from nliforge.filtering.zstats import bonferroni_threshold, dataset_counts
 
     counts, names = dataset_counts(records)
-    n = counts.sum(axis=1)
-    return names, z_scores(counts), n, bonferroni_threshold(ALPHA, int((n > 0).sum()) * counts.shape[1])
+    seen = int((counts.sum(axis=1) > 0).sum())
+    return counts, names, bonferroni_threshold(ALPHA, seen * counts.shape[1])
 
 
 def _top(records: Sequence[Record], k: int, top: int) -> dict[str, list[list]]:
@@ -55,7 +55,10 @@ def _tracked(before: dict, kept: Sequence[Record]) -> tuple[dict, float]:
     """For each of D0's top features: z before, z after (None if unseen), rank after, significant after."""
     import numpy as np
 
-    names, z, n, threshold = _z_table(kept)
+    from nliforge.filtering.zstats import z_scores
+
+    counts, names, threshold = _z_table(kept)
+    z, n = z_scores(counts), counts.sum(axis=1)
     index = {name: i for i, name in enumerate(names)}
     out = {}
     for li, (label, feats) in enumerate(before.items()):
@@ -88,13 +91,35 @@ def biased_report(d0: Sequence[Record], gen: Sequence[Record], kept: Sequence[Re
             for label, feats in tables["before"].items()}
     tables["after"] = {label: feats[:top] for label, feats in tables["after"].items()}
     tracked, threshold_after = _tracked(tables["before"], kept)
-    significance = {"alpha": ALPHA, "threshold_before": round(_z_table(d0)[3], 3),
+    significance = {"alpha": ALPHA, "threshold_before": round(_z_table(d0)[2], 3),
                     "threshold_after": round(threshold_after, 3), "tracked": tracked}
     report = {**tables, "gone_from_top_k": gone, "significance": significance, "k": k, "recipe": recipe,
               "sizes": {"d0": len(d0), "generated": len(gen), "output": len(kept)}}
     if out is not None:
         atomic_write_text(out, [render_markdown(report)])
     return report
+
+
+def write_bias_plots(d0: Sequence[Record], kept: Sequence[Record], out_dir: Path) -> list[Path]:
+    """`bias_<label>.png` per label: D0 and the filtered output side by side, Gardner-style (n against
+    p̂(label | feature)), each with its own Bonferroni significance curve (α = 0.01)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from nliforge.data.labels import LABELS
+    from nliforge.filtering.zstats import draw_word_label, save_figure
+
+    panels = [("D0", d0, *_z_table(d0)), ("after z-filtering", kept, *_z_table(kept))]
+    paths = []
+    for label in LABELS:
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
+        for ax, (title, records, counts, names, threshold) in zip(axes, panels):
+            draw_word_label(ax, counts, label, threshold, names=names, annotate=3,
+                            title=f"{title}: {len(records)} examples")
+        paths.append(save_figure(fig, Path(out_dir) / f"bias_{label}.png"))
+    return paths
 
 
 def render_markdown(report: dict) -> str:
