@@ -59,6 +59,9 @@ def test_bias_report_in_table_12_form(zaug_run):
     assert all(len(feats) <= 5 for feats in report["before"].values())
     text = (run / "zaug_report.md").read_text()
     assert "## contradiction" in text and "| rank | D0 |" in text
+    assert "significant after" in text and report["significance"]["threshold_after"] > 2
+    assert sorted(p.name for p in (run / "zaug_plots").glob("*.png")) == [
+        "bias_contradiction.png", "bias_entailment.png", "bias_neutral.png"]
 
 
 def test_rerun_trains_and_samples_nothing_new(zaug_run, world_cache, classifier_run_dir, tmp_path):
