@@ -8,9 +8,8 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} HF_HUB_OFFLINE=1 HF_DATASETS_OFFLIN
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 export ZF_BATCH=${ZF_BATCH:-1000} # Algorithm 1's batch (the committed tables: 1000; ZF_BATCH=100 writes to batch100/)
-SUFFIX=""; [ "$ZF_BATCH" = 1000 ] || SUFFIX="_b$ZF_BATCH"
+if [ "$ZF_BATCH" = 1000 ]; then SUFFIX=""; OUT="$HERE"; else SUFFIX="_b$ZF_BATCH"; OUT="$HERE/batch$ZF_BATCH"; fi
 S="${NLIFORGE_EXP:-${NLIFORGE_EXP_DIR:-/tmp/nliforge_exp/zfilter_training}}$SUFFIX"
-OUT="$HERE"; [ "$ZF_BATCH" = 1000 ] || OUT="$HERE/batch$ZF_BATCH"
 mkdir -p "$OUT"
 N_TRAIN=${N_TRAIN:-4000}          # D0 size (the demo uses 5000; reduced for the time budget)
 N_SAMPLES=${N_SAMPLES:-10000}     # samples per generator (demo 2000)

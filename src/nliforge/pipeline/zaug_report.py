@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
 
 from nliforge.data.errors import NLIDataError
 from nliforge.data.jsonl import atomic_write_text
@@ -35,31 +38,37 @@ def run_recipe(recipe: str, d0: Sequence[Record], gen: Sequence[Record], k: int 
 ALPHA = 0.01  # family-wise level of the significance column (Gardner et al.'s plots use 0.01)
 
 
-def _z_table(records: Sequence[Record]):
-    """(counts (features x labels), names, Bonferroni threshold over the seen features x labels)."""
+class _ZTable(NamedTuple):
+    """One dataset featurised once: counts (features x labels), names, Bonferroni bar, size."""
+
+    counts: np.ndarray
+    names: list[str]
+    threshold: float
+    size: int
+
+
+def _z_table(records: Sequence[Record]) -> _ZTable:
+    """Counts over the App. B features and the Bonferroni bar over the seen features x labels."""
     from nliforge.filtering.zstats import bonferroni_threshold, dataset_counts
 
     counts, names = dataset_counts(records)
     seen = int((counts.sum(axis=1) > 0).sum())
-    return counts, names, bonferroni_threshold(ALPHA, seen * counts.shape[1])
+    return _ZTable(counts, names, bonferroni_threshold(ALPHA, seen * counts.shape[1]), len(records))
 
 
-def _top(records: Sequence[Record], k: int, top: int) -> dict[str, list[list]]:
-    from nliforge.filtering.zstats import dataset_biased
+def _top(table: _ZTable, k: int, top: int) -> dict[str, list[list]]:
+    from nliforge.filtering.zstats import top_biased
 
     return {label: [[name, round(z, 2)] for name, z in feats[:top]]
-            for label, feats in dataset_biased(records, k=k).items()}
+            for label, feats in top_biased(table.counts, table.names, k=k).items()}
 
 
-def _tracked(before: dict, kept: Sequence[Record]) -> tuple[dict, float]:
+def _tracked(before: dict, after: _ZTable) -> dict:
     """For each of D0's top features: z before, z after (None if unseen), rank after, significant after."""
-    import numpy as np
-
     from nliforge.filtering.zstats import z_scores
 
-    counts, names, threshold = _z_table(kept)
-    z, n = z_scores(counts), counts.sum(axis=1)
-    index = {name: i for i, name in enumerate(names)}
+    z, n = z_scores(after.counts), after.counts.sum(axis=1)
+    index = {name: i for i, name in enumerate(after.names)}
     out = {}
     for li, (label, feats) in enumerate(before.items()):
         col = np.nan_to_num(z[:, li], nan=-np.inf)
@@ -70,39 +79,46 @@ def _tracked(before: dict, kept: Sequence[Record]) -> tuple[dict, float]:
                 rows.append([name, z_before, None, None, False])
                 continue
             rank = int((col > col[i]).sum()) + 1  # ties share the best rank
-            rows.append([name, z_before, round(float(z[i, li]), 2), rank, bool(z[i, li] > threshold)])
+            rows.append([name, z_before, round(float(z[i, li]), 2), rank, bool(z[i, li] > after.threshold)])
         out[label] = rows
-    return out, threshold
+    return out
 
 
 def biased_report(d0: Sequence[Record], gen: Sequence[Record], kept: Sequence[Record], top: int = 5,
-                  k: int = 20, out: Path | None = None, recipe: str = "") -> dict:
+                  k: int = 20, out: Path | None = None, recipe: str = "", plots_dir: Path | None = None) -> dict:
     """Top-`top` biased features per label (name, z) of D0, of D0 + the generations unfiltered, and
     of the filtered output; whether each of D0's top features is still in the output's top-k; and
     whether it is still significant (one-sided z test at family-wise α = 0.01, Bonferroni over every
-    seen feature x label of the dataset), before and after.
+    seen feature x label of the dataset), before and after. With `plots_dir`, also the plots of
+    `write_bias_plots`, from the same counts.
 
     Algorithm 1 rejects a feature's instances only while the feature is in B(l), so a feature that
     keeps arriving settles near the edge of the top k rather than leaving it: the significance
     column says whether its correlation with the label is still distinguishable from chance."""
-    tables = {"before": _top(d0, k, top), "naive_augmentation": _top(list(d0) + list(gen), k, top),
-              "after": _top(kept, k, k)}
+    before, after = _z_table(d0), _z_table(kept)
+    tables = {"before": _top(before, k, top), "naive_augmentation": _top(_z_table(list(d0) + list(gen)), k, top),
+              "after": _top(after, k, k)}
     gone = {label: [name for name, _ in feats if name not in {n for n, _ in tables["after"][label]}]
             for label, feats in tables["before"].items()}
     tables["after"] = {label: feats[:top] for label, feats in tables["after"].items()}
-    tracked, threshold_after = _tracked(tables["before"], kept)
-    significance = {"alpha": ALPHA, "threshold_before": round(_z_table(d0)[2], 3),
-                    "threshold_after": round(threshold_after, 3), "tracked": tracked}
+    significance = {"alpha": ALPHA, "threshold_before": round(before.threshold, 3),
+                    "threshold_after": round(after.threshold, 3), "tracked": _tracked(tables["before"], after)}
     report = {**tables, "gone_from_top_k": gone, "significance": significance, "k": k, "recipe": recipe,
               "sizes": {"d0": len(d0), "generated": len(gen), "output": len(kept)}}
     if out is not None:
         atomic_write_text(out, [render_markdown(report)])
+    if plots_dir is not None:
+        _plot_tables(before, after, plots_dir)
     return report
 
 
 def write_bias_plots(d0: Sequence[Record], kept: Sequence[Record], out_dir: Path) -> list[Path]:
     """`bias_<label>.png` per label: D0 and the filtered output side by side, Gardner-style (n against
     p̂(label | feature)), each with its own Bonferroni significance curve (α = 0.01)."""
+    return _plot_tables(_z_table(d0), _z_table(kept), out_dir)
+
+
+def _plot_tables(before: _ZTable, after: _ZTable, out_dir: Path) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -111,13 +127,12 @@ def write_bias_plots(d0: Sequence[Record], kept: Sequence[Record], out_dir: Path
     from nliforge.data.labels import LABELS
     from nliforge.filtering.zstats import draw_word_label, save_figure
 
-    panels = [("D0", d0, *_z_table(d0)), ("after z-filtering", kept, *_z_table(kept))]
     paths = []
     for label in LABELS:
         fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
-        for ax, (title, records, counts, names, threshold) in zip(axes, panels):
-            draw_word_label(ax, counts, label, threshold, names=names, annotate=3,
-                            title=f"{title}: {len(records)} examples")
+        for ax, title, table in zip(axes, ("D0", "after z-filtering"), (before, after)):
+            draw_word_label(ax, table.counts, label, table.threshold, names=table.names, annotate=3,
+                            title=f"{title}: {table.size} examples")
         paths.append(save_figure(fig, Path(out_dir) / f"bias_{label}.png"))
     return paths
 
