@@ -154,3 +154,19 @@ def test_bias_plots_are_written_per_label(world, tmp_path):
     for p in paths:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 10_000
     assert sorted(x.name for x in (tmp_path / "plots").iterdir()) == sorted(p.name for p in paths)  # no temp left
+
+
+def test_feature_standing_hand_computed():
+    """z of a feature seen twice, both times with its label: (1 - 1/3) / sqrt((2/9) / 2) = 2.0; a
+    feature seen once with each of two labels: (1/2 - 1/3) / sqrt((2/9) / 2) = 0.5."""
+    from nliforge.pipeline.zaug_report import feature_standing
+
+    recs = [Record("r1", "a b", "x not", "contradiction"), Record("r2", "a b", "y not", "contradiction"),
+            Record("r3", "a b", "x", "entailment"), Record("r4", "c d", "zz", "neutral")]
+    got = feature_standing(recs, {"contradiction": ["not@hypothesis", "never@hypothesis"],
+                                  "entailment": ["x@hypothesis"]})
+    (name, z, rank, significant), unseen = got["contradiction"]
+    assert (name, rank, significant) == ("not@hypothesis", 1, False)  # 4 pairs: far from any bar
+    assert z == pytest.approx(2.0)
+    assert unseen == ["never@hypothesis", None, None, False]
+    assert got["entailment"][0][1] == pytest.approx(0.5)

@@ -11,6 +11,7 @@ import numpy as np
 
 from nliforge.data.errors import NLIDataError
 from nliforge.data.jsonl import atomic_write_text
+from nliforge.data.labels import LABELS
 from nliforge.data.records import Record
 
 RECIPES = ("zaug", "par_z", "seq_z")
@@ -70,7 +71,8 @@ def _tracked(before: dict, after: _ZTable) -> dict:
     z, n = z_scores(after.counts), after.counts.sum(axis=1)
     index = {name: i for i, name in enumerate(after.names)}
     out = {}
-    for li, (label, feats) in enumerate(before.items()):
+    for label, feats in before.items():
+        li = LABELS.index(label)
         col = np.nan_to_num(z[:, li], nan=-np.inf)
         rows = []
         for name, z_before in feats:
@@ -82,6 +84,14 @@ def _tracked(before: dict, after: _ZTable) -> dict:
             rows.append([name, z_before, round(float(z[i, li]), 2), rank, bool(z[i, li] > after.threshold)])
         out[label] = rows
     return out
+
+
+def feature_standing(records: Sequence[Record], features: dict[str, Sequence[str]]) -> dict[str, list]:
+    """Where named features stand in a dataset, per label: [name, z, rank, significant] each (z and
+    rank None if unseen); rank and significance as in the report's table."""
+    tracked = _tracked({label: [(name, None) for name in names] for label, names in features.items()},
+                       _z_table(records))
+    return {label: [[row[0], *row[2:]] for row in rows] for label, rows in tracked.items()}
 
 
 def biased_report(d0: Sequence[Record], gen: Sequence[Record], kept: Sequence[Record], top: int = 5,
@@ -124,7 +134,6 @@ def _plot_tables(before: _ZTable, after: _ZTable, out_dir: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from nliforge.data.labels import LABELS
     from nliforge.filtering.zstats import draw_word_label, save_figure
 
     paths = []
