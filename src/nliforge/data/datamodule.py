@@ -134,7 +134,14 @@ class NLIDataModule(L.LightningDataModule):
         generator = torch.Generator().manual_seed(self.seed) if shuffle else None
         return DataLoader(dataset, batch_size=batch_size or self.eval_batch_size, shuffle=shuffle,
                           collate_fn=self.collate, num_workers=self.num_workers, generator=generator,
-                          persistent_workers=self.num_workers > 0)
+                          persistent_workers=self.num_workers > 0, pin_memory=self.pin_memory())
+
+    def pin_memory(self) -> bool:
+        """Pinned batches when the trainer runs on a CUDA device, as the HF Trainer does: a copy from
+        pinned memory is asynchronous, while one from pageable memory first waits for the GPU to
+        finish everything queued, a synchronisation per step."""
+        trainer = getattr(self, "trainer", None)
+        return trainer is not None and trainer.strategy.root_device.type == "cuda"
 
     def processes(self) -> tuple[int, int]:
         """(world size, global rank) of the attached trainer; (1, 0) outside one."""
@@ -154,7 +161,8 @@ class NLIDataModule(L.LightningDataModule):
 
     def train_dataloader(self) -> DataLoader:
         return DataLoader(self.train_set, batch_sampler=self.train_sampler(), collate_fn=self.collate,
-                          num_workers=self.num_workers, persistent_workers=self.num_workers > 0)
+                          num_workers=self.num_workers, persistent_workers=self.num_workers > 0,
+                          pin_memory=self.pin_memory())
 
     def val_dataloader(self):
         return [self.loader(ds) for ds in self.val_sets.values()] if self.val_sets else []

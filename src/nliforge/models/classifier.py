@@ -14,6 +14,15 @@ from nliforge.data.datamodule import TOKEN_KEYS
 NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight", "LayerNorm.bias")
 
 
+def progress_bar_drawn(module: L.LightningModule) -> bool:
+    """Whether the module's trainer draws a progress bar. Lightning turns every value logged with
+    `prog_bar=True` into a Python number after every step, bar or no bar (Lightning issue 21232):
+    on a GPU that is a host-device synchronisation per step, so training losses go to the bar only
+    when there is one (`tests/test_host_sync.py`)."""
+    trainer = getattr(module, "_trainer", None)
+    return trainer is not None and trainer.progress_bar_callback is not None
+
+
 class NLIClassifier(L.LightningModule):
     """Fine-tunes a sequence classifier with AdamW (decoupled weight decay) and linear decay after warmup.
 
@@ -39,7 +48,7 @@ class NLIClassifier(L.LightningModule):
     def training_step(self, batch: dict, batch_idx: int) -> dict:
         logits = self(batch)
         loss = F.cross_entropy(logits, batch["labels"], ignore_index=-1)
-        self.log("train/loss", loss, prog_bar=True, batch_size=len(batch["uid"]))
+        self.log("train/loss", loss, prog_bar=progress_bar_drawn(self), batch_size=len(batch["uid"]))
         return {"loss": loss, "probs": logits.detach().float().softmax(-1)}
 
     def validation_step(self, batch: dict, batch_idx: int, dataloader_idx: int = 0) -> None:

@@ -28,6 +28,7 @@ import lightning as L
 import torch
 
 from nliforge.generation.zaug_format import LABEL_TOKENS, label_token
+from nliforge.models.classifier import progress_bar_drawn
 from nliforge.models.losses import (biased_token_mask, debias_unlikelihood_loss, nll_loss,
                                     parse_biased_features, unlikelihood_loss)
 
@@ -121,7 +122,7 @@ class NLIGenerator(L.LightningModule):
         self.save_hyperparameters(ignore=["model", "optimizer"], logger=False)
         self.model = model
         self.optimizer_factory = optimizer or (lambda params: torch.optim.Adam(params, lr=1e-5, eps=1e-6))
-        self.step_losses: list[float] = []
+        self._step_losses: list[torch.Tensor] = []  # detached, on device: read once, after training
 
     def losses(self, batch: dict) -> dict[str, torch.Tensor]:
         """The loss terms of one batch (`loss` is their weighted sum)."""
@@ -145,10 +146,16 @@ class NLIGenerator(L.LightningModule):
     def training_step(self, batch: dict, batch_idx: int) -> torch.Tensor:
         terms = self.losses(batch)
         size = int(batch["input_ids"].size(0))
+        bar = progress_bar_drawn(self)
         for name, value in terms.items():
-            self.log(f"train/{name}", value, prog_bar=name == "loss", batch_size=size)
-        self.step_losses.append(float(terms["loss"].detach()))
+            self.log(f"train/{name}", value, prog_bar=bar and name == "loss", batch_size=size)
+        self._step_losses.append(terms["loss"].detach())
         return terms["loss"]
+
+    @property
+    def step_losses(self) -> list[float]:
+        """The training loss of every step so far (one host-device copy for all of them)."""
+        return torch.stack(self._step_losses).float().tolist() if self._step_losses else []
 
     def configure_optimizers(self):
         decay, no_decay = [], []

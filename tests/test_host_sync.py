@@ -1,0 +1,98 @@
+"""No host-device synchronisation per training step.
+
+On a GPU, turning a device tensor into a Python value (`.item()`, `.tolist()`, `bool(t)`, ...)
+makes the host wait for the GPU to finish everything queued; once per step, the host can no
+longer run ahead and launch the next step while the GPU works. Lightning converts every value
+logged with `prog_bar=True` after every step, bar drawn or not (Lightning issue 21232), so the
+training modules put the loss on the bar only when a bar is drawn. These tests run on CPU and
+count the conversions (the calls that would synchronise on a GPU) over runs of different length:
+per-step conversions show up as a count that grows with the number of steps.
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import partial
+
+import lightning as L
+import pytest
+import torch
+from torch.overrides import TorchFunctionMode
+
+from nliforge.data.datamodule import NLIDataModule
+from nliforge.models.backbone import build_backbone
+from nliforge.models.classifier import NLIClassifier
+from nliforge.world import WorldConfig, generate_split
+
+# Tensor methods that return host values: each one synchronises when the tensor is on a GPU.
+TO_HOST = {"item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__"}
+# Callers whose conversions are not ours to remove, or not synchronisations on a GPU:
+NOT_OURS = {
+    "_get_value",  # torch.optim: Adam's step counters live on the host (unless fused/capturable)
+    "_ignore_bidirectional_mask_sdpa",  # transformers: `padding_mask.all()` decides whether SDPA may
+                                        # skip the mask; the HF Trainer pays it too, torch.compile skips it
+}
+
+
+class HostValueCounter(TorchFunctionMode):
+    """Counts calls that turn a tensor into a host value, by method name and calling function."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls: dict[str, int] = {}
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "")
+        if name in TO_HOST:
+            caller = sys._getframe(1).f_code.co_name
+            if caller not in NOT_OURS:
+                key = f"{name} in {caller}"
+                self.calls[key] = self.calls.get(key, 0) + 1
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.fixture(scope="module")
+def records():
+    return generate_split(WorldConfig(n_train=256, seed=0), "train")
+
+
+def _fit_counting(records, steps: int, progress_bar: bool) -> tuple[dict[str, int], L.Trainer]:
+    texts = [t for r in records for t in (r.premise, r.hypothesis)]
+    model, tokenizer, _ = build_backbone({"kind": "tiny", "hidden_size": 32, "num_layers": 1,
+                                          "intermediate_size": 64, "vocab_size": 500}, texts)
+    torch.manual_seed(0)
+    module = NLIClassifier(model, optimizer=partial(torch.optim.AdamW, lr=1e-3), warmup_ratio=0.0)
+    dm = NLIDataModule(records, tokenizer, batch_size=16, seed=0)
+    trainer = L.Trainer(accelerator="cpu", max_steps=steps, max_epochs=-1, logger=False,
+                        enable_checkpointing=False, enable_progress_bar=progress_bar,
+                        enable_model_summary=False, num_sanity_val_steps=0, log_every_n_steps=1000)
+    counter = HostValueCounter()
+
+    class Count(L.Callback):  # only the training loop proper, not set-up or tear-down
+        def on_train_batch_start(self, *a):
+            if trainer.global_step == 2:
+                counter.__enter__()
+
+        def on_train_end(self, *a):
+            if counter in torch.overrides._get_current_function_mode_stack():
+                counter.__exit__(None, None, None)
+
+    trainer.callbacks.append(Count())
+    trainer.fit(module, dm)
+    return counter.calls, trainer
+
+
+def test_a_training_step_turns_no_tensor_into_a_host_value(records):
+    short, _ = _fit_counting(records, steps=6, progress_bar=False)
+    long, trainer = _fit_counting(records, steps=14, progress_bar=False)
+    assert trainer.global_step == 14
+    assert long == short, f"host values per step: {short} over 4 steps, {long} over 12"
+    assert trainer.datamodule.train_dataloader().pin_memory is False   # pinned only for a CUDA device
+
+
+def test_with_a_progress_bar_the_loss_is_still_shown(records):
+    _, trainer = _fit_counting(records, steps=3, progress_bar=True)
+    assert "train/loss" in trainer.progress_bar_metrics
+    _, quiet = _fit_counting(records, steps=3, progress_bar=False)
+    assert "train/loss" not in quiet.progress_bar_metrics
+    assert "train/loss" in quiet.callback_metrics   # still logged, still a tensor for callbacks
