@@ -74,6 +74,7 @@ class Clock:
     def __init__(self, warmup: int, device: str, profile_steps: int = 0):
         self.warmup, self.device = warmup, device
         self.profile_steps, self.profiler, self.profile_table = profile_steps, None, None
+        self.host_values: dict[str, float] | None = None  # per step, from the profiled run
         self.t0 = self.t_last = self.t1 = self.t_start = None
         self.step_times: list[float] = []  # host clock at each timed step's end (no sync)
         self.losses: list = []             # detached loss tensors of the timed steps, read once at the end
@@ -115,12 +116,19 @@ class Clock:
     def _start_profile(self) -> None:
         from torch.profiler import ProfilerActivity, profile
 
+        from nliforge.testing.host_sync import HostValueCounter
+
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.device == "cuda" else [])
         self.profiler = profile(activities=activities)
         self.profiler.__enter__()
+        # where a GPU run would synchronise, by calling function; not the benchmark's own token counts
+        self.counter = HostValueCounter(ignore={"TokenCounter.__call__"})
+        self.counter.__enter__()
 
     def _stop_profile(self) -> None:
         prof, self.profiler = self.profiler, None
+        self.counter.__exit__(None, None, None)
+        self.host_values = self.counter.per_step(self.profile_steps)
         if self.device == "cuda":
             torch.cuda.synchronize()
         prof.__exit__(None, None, None)
@@ -139,6 +147,7 @@ class Clock:
                 "startup_s": startup,  # train start -> end of warm-up step (compile, graphs, warm-up steps)
                 "max_step_s": float(np.max(gaps)), "median_step_s": float(np.median(gaps)),
                 "mean_loss_timed": loss, "profile_table": self.profile_table,
+                "host_values_per_step": self.host_values,
                 "loop_only_examples_per_s": steps * batch_size / (self.t_last - self.t0),
                 "mean_batch_width": float(np.mean(self.widths)) if self.widths else None,
                 "threads_in_loop": self.threads, "dynamics_hook_s": self.hook_s}

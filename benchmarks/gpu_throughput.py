@@ -257,21 +257,28 @@ def parse_args(argv=None):
     return args
 
 
-def write_profiles(runners: dict, names: list[str], args) -> None:
-    """One extra, untimed run per contender with torch.profiler on; the op tables in one text file."""
+def write_profiles(runners: dict, names: list[str], args) -> dict[str, dict[str, float]]:
+    """One extra, untimed run per contender with torch.profiler on; the op tables in one text file.
+    Returns each contender's tensor-to-host conversions per step, by calling function."""
     timed_steps, args.steps = args.steps, max(args.profile_steps, 1)
-    parts = []
+    parts, host_values = [], {}
     try:
         for name in names:
             res, _ = runners[name]()
+            host = host_values[name] = res.get("host_values_per_step") or {}
+            print(f"{name}: {sum(host.values()):.1f} tensor-to-host conversions per step "
+                  f"(a sync where the tensor is on a GPU): {host}", flush=True)
+            lines = [f"  {n:7.2f}  {key}" for key, n in host.items()] or ["  none"]
             parts.append(f"===== {name}: {args.profile_steps} steps after {args.warmup} warm-up steps\n"
-                         f"{res.get('profile_table') or '(no table)'}")
+                         "tensor-to-host conversions per step, by calling function:\n" + "\n".join(lines)
+                         + f"\n\n{res.get('profile_table') or '(no table)'}")
     finally:
         args.steps = timed_steps
     path = Path(str(args.out) + ".profile.txt")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n\n".join(parts) + "\n")
     print(f"wrote {path}", flush=True)
+    return host_values
 
 
 def fmt_time(s: float) -> str:
@@ -386,11 +393,10 @@ def main(argv=None) -> dict:
                   f"{1e3 * res['max_step_s']:.1f} ms, loss {loss}, "
                   f"pad fill {tok['real_tokens'] / tok['padded_tokens']:.0%}, {extra})", flush=True)
 
-    if args.profile_steps:
-        write_profiles(runners, names, args)
+    host_values = write_profiles(runners, names, args) if args.profile_steps else None
     cfg = bb.config
     names = [c for c in names if runs[c]]
-    summary: dict = {"contenders": {}, "failed": failed}
+    summary: dict = {"contenders": {}, "failed": failed, "host_values_per_step": host_values}
     head = (f"{'contender':<17}{'ex/s':>9}{'tok/s':>10}{'pad tok/s':>11}{'MFU':>7}{'MFU+attn':>9}"
             f"{'vs A':>7}{'vs B':>7}{'startup':>9}{'5ep WANLI':>11}")
     lines = [head]

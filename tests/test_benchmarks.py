@@ -27,10 +27,11 @@ def test_gpu_throughput_cpu_smoke(tmp_path):
     out = tmp_path / "gt.json"
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_throughput.py"), "--model", "tiny",
                            "--device", "cpu", "--steps", "3", "--warmup", "2", "--rounds", "1",
-                           "--n-examples", "256", "--max-wait", "0", "--out", str(out)],
+                           "--n-examples", "256", "--max-wait", "0", "--profile-steps", "2", "--out", str(out)],
                           capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "nliforge/hf_A" in proc.stdout and "5ep WANLI" in proc.stdout
+    assert "conversions per step, by calling function" in Path(str(out) + ".profile.txt").read_text()
     summary = json.loads(out.read_text())
     assert set(summary["contenders"]) == {"nliforge", "hf_A_maxlen", "hf_B_best"}
     for res in summary["contenders"].values():
@@ -40,3 +41,9 @@ def test_gpu_throughput_cpu_smoke(tmp_path):
     assert summary["contenders"]["hf_A_maxlen"]["runs"][0]["mean_batch_width"] == 128
     assert summary["env"]["device"] == "cpu" and summary["env"]["torch"] and summary["env"]["transformers"]
     assert 20 < summary["tokens_per_pair"]["mean"] < 40
+    # the profiled runs: nliforge's own steps turn no tensor into a host value (tests/test_host_sync.py)
+    from nliforge.testing.host_sync import UPSTREAM
+
+    host = summary["host_values_per_step"]
+    assert set(host) == {"nliforge", "hf_A_maxlen", "hf_B_best"}
+    assert {key.split(" in ")[1] for key in host["nliforge"]} <= UPSTREAM, host["nliforge"]

@@ -11,45 +11,17 @@ per-step conversions show up as a count that grows with the number of steps.
 
 from __future__ import annotations
 
-import sys
 from functools import partial
 
 import lightning as L
 import pytest
 import torch
-from torch.overrides import TorchFunctionMode
 
 from nliforge.data.datamodule import NLIDataModule
 from nliforge.models.backbone import build_backbone
 from nliforge.models.classifier import NLIClassifier
+from nliforge.testing.host_sync import UPSTREAM, HostValueCounter
 from nliforge.world import WorldConfig, generate_split
-
-# Tensor methods that return host values: each one synchronises when the tensor is on a GPU.
-TO_HOST = {"item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__"}
-# Callers whose conversions are not ours to remove, or not synchronisations on a GPU:
-NOT_OURS = {
-    "_get_value",  # torch.optim: Adam's step counters live on the host (unless fused/capturable)
-    "_ignore_bidirectional_mask_sdpa",  # transformers: `padding_mask.all()` decides whether SDPA may
-                                        # skip the mask; the HF Trainer pays it too, torch.compile skips it
-}
-
-
-class HostValueCounter(TorchFunctionMode):
-    """Counts calls that turn a tensor into a host value, by method name and calling function."""
-
-    def __init__(self):
-        super().__init__()
-        self.calls: dict[str, int] = {}
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        name = getattr(func, "__name__", "")
-        if name in TO_HOST:
-            caller = sys._getframe(1).f_code.co_name
-            if caller not in NOT_OURS:
-                key = f"{name} in {caller}"
-                self.calls[key] = self.calls.get(key, 0) + 1
-        return func(*args, **(kwargs or {}))
-
 
 @pytest.fixture(scope="module")
 def records():
@@ -66,7 +38,7 @@ def _fit_counting(records, steps: int, progress_bar: bool) -> tuple[dict[str, in
     trainer = L.Trainer(accelerator="cpu", max_steps=steps, max_epochs=-1, logger=False,
                         enable_checkpointing=False, enable_progress_bar=progress_bar,
                         enable_model_summary=False, num_sanity_val_steps=0, log_every_n_steps=1000)
-    counter = HostValueCounter()
+    counter = HostValueCounter(ignore=UPSTREAM)
 
     class Count(L.Callback):  # only the training loop proper, not set-up or tear-down
         def on_train_batch_start(self, *a):

@@ -138,8 +138,8 @@ class NLIDataModule(L.LightningDataModule):
 
     def pin_memory(self) -> bool:
         """Pinned batches when the trainer runs on a CUDA device, as the HF Trainer does: a copy from
-        pinned memory is asynchronous, while one from pageable memory first waits for the GPU to
-        finish everything queued, a synchronisation per step."""
+        pinned memory is a plain asynchronous DMA, while one from pageable memory is first staged
+        through a pinned buffer by the driver and can hold the host up."""
         trainer = getattr(self, "trainer", None)
         return trainer is not None and trainer.strategy.root_device.type == "cuda"
 

@@ -1,0 +1,48 @@
+"""Counting host-device synchronisation points on any machine.
+
+On a GPU, turning a device tensor into a Python value (`.item()`, `.tolist()`, `bool(t)`, ...)
+makes the host wait until the GPU has finished everything queued; once per training step, that
+stops the host from launching the next step while the GPU works. On a CPU the same calls cost
+nothing, but they are the same calls: counting them per step (here, with a TorchFunctionMode)
+shows on a CPU where a GPU run would synchronise. `tests/test_host_sync.py` and the
+`--profile-steps` runs of `benchmarks/gpu_throughput.py` use it.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from torch.overrides import TorchFunctionMode
+
+# Tensor methods that return host values: each one synchronises when the tensor is on a GPU.
+TO_HOST = frozenset({"item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__"})
+
+# Calling functions whose conversions are not nliforge's to remove, or no synchronisation on a GPU.
+UPSTREAM = frozenset({
+    "_get_value",  # torch.optim: Adam's step counters live on the host (unless fused/capturable)
+    "_ignore_bidirectional_mask_sdpa",  # transformers: `padding_mask.all()` decides whether SDPA may
+                                        # skip the mask; the HF Trainer pays it too, torch.compile skips it
+})
+
+
+class HostValueCounter(TorchFunctionMode):
+    """Counts tensor-to-host conversions as {"<method> in <calling function>": n} while active."""
+
+    def __init__(self, ignore: frozenset[str] | set[str] = frozenset()):
+        super().__init__()
+        self.ignore = ignore  # calling functions not to count (plain or qualified names)
+        self.calls: dict[str, int] = {}
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "")
+        if name in TO_HOST:
+            code = sys._getframe(1).f_code
+            caller = getattr(code, "co_qualname", code.co_name)  # Class.method from Python 3.11
+            if caller not in self.ignore and code.co_name not in self.ignore:
+                key = f"{name} in {caller}"
+                self.calls[key] = self.calls.get(key, 0) + 1
+        return func(*args, **(kwargs or {}))
+
+    def per_step(self, steps: int) -> dict[str, float]:
+        """The counts divided by `steps`, largest first."""
+        return {k: v / max(steps, 1) for k, v in sorted(self.calls.items(), key=lambda kv: -kv[1])}
