@@ -178,3 +178,15 @@ def test_cli_endpoint_down_is_one_clear_line(tmp_path, classifier_run_dir, world
     assert proc.returncode == 1
     assert "error:" in proc.stderr and "127.0.0.1:9" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_drop_reasons_are_ranked_and_long_lists_summarised():
+    from nliforge.pipeline.engine import format_drops, summary_table
+
+    drops = {f"zfilter:f{i}@hypothesis": i for i in range(1, 12)}   # 11 reasons, 66 records
+    text = format_drops(drops, limit=3)
+    assert text.startswith("zfilter:f11@hypothesis=11, zfilter:f10@hypothesis=10, zfilter:f9@hypothesis=9")
+    assert text.endswith("and 8 more reasons (36 records; all in manifest.json)")
+    assert format_drops({}) == "-" and format_drops({"b": 1, "a": 1}) == "a=1, b=1"
+    table = summary_table({"stages": {"zfilter": {"count_in": 100, "count_out": 34, "drops": drops}}})
+    assert "zfilter" in table and "and 3 more reasons (6 records" in table

@@ -92,8 +92,20 @@ def run_stages(cfg: DictConfig, folder: RunFolder) -> dict:
         out = st.run(StageContext(cfg, folder, st.name))
         entry = folder.write_stage(st.name, out.rows, out.drops, out.count_in, st.inputs,
                                    time.perf_counter() - start, out.extra)
-        log.info("stage %-11s %d -> %d  drops %s", st.name, entry["count_in"], entry["count_out"], entry["drops"])
+        log.info("stage %-11s %d -> %d  drops %s", st.name, entry["count_in"], entry["count_out"],
+                 format_drops(entry["drops"]))
     return folder.manifest()
+
+
+def format_drops(drops: Mapping[str, int], limit: int = 8) -> str:
+    """Drop reasons, most frequent first; past `limit` reasons (z-filtering names one per feature)
+    a count of the rest, which manifest.json keeps in full."""
+    ranked = sorted(drops.items(), key=lambda kv: (-kv[1], kv[0]))
+    text = ", ".join(f"{k}={v}" for k, v in ranked[:limit]) or "-"
+    rest = ranked[limit:]
+    if rest:
+        text += f", and {len(rest)} more reasons ({sum(v for _, v in rest)} records; all in manifest.json)"
+    return text
 
 
 def summary_table(manifest: Mapping) -> str:
@@ -101,7 +113,7 @@ def summary_table(manifest: Mapping) -> str:
     width = max([len(n) for n in manifest.get("stages", {})] + [10]) + 2
     lines = [f"{'stage':<{width}}{'in':>8}{'out':>8}  drops"]
     for name, entry in manifest.get("stages", {}).items():
-        drops = ", ".join(f"{k}={v}" for k, v in entry.get("drops", {}).items()) or "-"
+        drops = format_drops(entry.get("drops", {}))
         lines.append(f"{name:<{width}}{entry.get('count_in', 0):>8}{entry.get('count_out', 0):>8}  {drops}")
     return "\n".join(lines)
 
