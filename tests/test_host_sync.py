@@ -11,7 +11,9 @@ per-step conversions show up as a count that grows with the number of steps.
 
 from __future__ import annotations
 
+import json
 from functools import partial
+from pathlib import Path
 
 import lightning as L
 import pytest
@@ -68,3 +70,27 @@ def test_with_a_progress_bar_the_loss_is_still_shown(records):
     _, quiet = _fit_counting(records, steps=3, progress_bar=False)
     assert "train/loss" not in quiet.progress_bar_metrics
     assert "train/loss" in quiet.callback_metrics   # still logged, still a tensor for callbacks
+
+
+@pytest.mark.slow
+def test_the_train_entry_point_adds_no_per_step_conversion(cfg_train):
+    """`train(cfg)` with its callbacks (dynamics recorder, checkpoints, CSV logger): 4 steps and 12
+    steps convert the same number of tensors, i.e. none per step."""
+    from omegaconf import open_dict
+
+    from nliforge.train import train
+
+    counts = {}
+    for batches in (6, 14):
+        cfg = cfg_train.copy()
+        with open_dict(cfg):
+            cfg.paths.output_dir = f"{cfg_train.paths.output_dir}_{batches}"
+            cfg.trainer.max_epochs, cfg.trainer.limit_train_batches = 1, batches
+            cfg.callbacks.count = {"_target_": "nliforge.testing.host_sync.HostValueCallback",
+                                   "path": f"{cfg.paths.output_dir}/host_values.json"}
+        train(cfg)
+        assert cfg.callbacks.dynamics.enabled
+        report = json.loads(Path(cfg.callbacks.count.path).read_text())
+        assert report["steps"] == batches - 2
+        counts[batches] = report["calls"]
+    assert counts[6] == counts[14], f"host values: {counts[6]} over 4 steps, {counts[14]} over 12"

@@ -10,9 +10,15 @@ shows on a CPU where a GPU run would synchronise. `tests/test_host_sync.py` and 
 
 from __future__ import annotations
 
+import json
+import logging
 import sys
+from pathlib import Path
 
+import lightning as L
 from torch.overrides import TorchFunctionMode
+
+log = logging.getLogger(__name__)
 
 # Tensor methods that return host values: each one synchronises when the tensor is on a GPU.
 TO_HOST = frozenset({"item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__"})
@@ -46,3 +52,31 @@ class HostValueCounter(TorchFunctionMode):
     def per_step(self, steps: int) -> dict[str, float]:
         """The counts divided by `steps`, largest first."""
         return {k: v / max(steps, 1) for k, v in sorted(self.calls.items(), key=lambda kv: -kv[1])}
+
+
+class HostValueCallback(L.Callback):
+    """Counts tensor-to-host conversions over the training steps of the first epoch, from batch
+    `start` to its last batch (steps only: no epoch-end work), and logs them per step; with `path`,
+    also writes them there as JSON. Add it to any run to audit a module for per-step GPU syncs:
+        nliforge-train +callbacks.host_values._target_=nliforge.testing.host_sync.HostValueCallback
+    Conversions in `UPSTREAM` (torch, transformers) are not counted."""
+
+    def __init__(self, start: int = 2, path: str | None = None):
+        self.start, self.path = start, path
+        self.counter, self.steps = HostValueCounter(ignore=UPSTREAM), 0
+
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+        if trainer.current_epoch == 0 and batch_idx == self.start:
+            self.counter.__enter__()
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        if trainer.current_epoch != 0 or batch_idx < self.start:
+            return
+        self.steps += 1
+        if batch_idx == trainer.num_training_batches - 1:
+            self.counter.__exit__(None, None, None)
+            per_step = self.counter.per_step(self.steps)
+            log.info("tensor-to-host conversions per training step (%d steps): %s", self.steps, per_step or "none")
+            if self.path:
+                Path(self.path).write_text(json.dumps({"steps": self.steps, "calls": self.counter.calls,
+                                                       "per_step": per_step}, indent=1) + "\n")
