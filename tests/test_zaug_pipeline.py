@@ -62,6 +62,14 @@ def test_bias_report_in_table_12_form(zaug_run):
     assert "significant after" in text and report["significance"]["threshold_after"] > 2
     assert sorted(p.name for p in (run / "zaug_plots").glob("*.png")) == [
         "bias_contradiction.png", "bias_entailment.png", "bias_neutral.png"]
+    # D0's biases followed into the `ul` samples: every parsed one, and those above τ (= 0 here: all)
+    assert report["sizes"]["samples"] == manifest["stages"]["confidence"]["extra"]["label_consistency"]["ul"]["samples"]
+    for label, rows in report["generated_rates"].items():
+        assert [r[0] for r in rows] == [name for name, _ in report["before"][label]]
+        for _, in_d0, in_samples, above_tau in rows:
+            assert in_d0[0] > 0 and 0 <= in_d0[1] <= 1                       # D0's own top features are seen
+            assert above_tau[0] <= in_samples[0]                              # above τ is a subset
+    assert "| feature | D0 | every parsed sample | above τ (filtered) |" in text
 
 
 def test_rerun_trains_and_samples_nothing_new(zaug_run, world_cache, classifier_run_dir, tmp_path):

@@ -170,3 +170,21 @@ def test_feature_standing_hand_computed():
     assert z == pytest.approx(2.0)
     assert unseen == ["never@hypothesis", None, None, False]
     assert got["entailment"][0][1] == pytest.approx(0.5)
+
+
+def test_report_follows_d0_biases_into_the_generated_samples():
+    """`not@hypothesis`: in D0 2 of 2 contradiction; among the samples 1 of 3; above τ 1 of 1."""
+    from nliforge.pipeline.zaug_report import biased_report, render_markdown
+
+    d0 = [Record("r1", "a b", "x not", "contradiction"), Record("r2", "a b", "y not", "contradiction"),
+          Record("r3", "a b", "x", "entailment"), Record("r4", "c d", "zz", "neutral")]
+    samples = [Record("s1", "a b", "not here", "contradiction"), Record("s2", "a b", "not there", "entailment"),
+               Record("s3", "c", "not", "neutral"), Record("s4", "c", "q", "contradiction")]
+    report = biased_report(d0, samples[:1], d0, top=5, k=5, samples=samples)
+    rows = {row[0]: row[1:] for row in report["generated_rates"]["contradiction"]}
+    assert rows["not@hypothesis"] == [[2, 1.0], [3, 0.333], [1, 1.0]]
+    assert report["sizes"]["samples"] == 4
+    assert "| `not@hypothesis` | 1.00 (n 2) | 0.33 (n 3) | 1.00 (n 1) |" in render_markdown(report)
+    assert "generated_rates" not in biased_report(d0, [], d0, top=5, k=5)   # no samples given: no table
+    none_kept = biased_report(d0, [], d0, top=5, k=5, samples=samples)     # nothing above τ
+    assert {tuple(r[3]) for rows in none_kept["generated_rates"].values() for r in rows} == {(0, None)}

@@ -139,12 +139,14 @@ def feature_label_counts(matrix: sp.csr_matrix, labs: np.ndarray, n_labels: int)
     return flat.reshape(matrix.shape[1], n_labels)
 
 
-def dataset_counts(records, labels: Sequence[str] = LABELS, hypo_preds=None) -> tuple[np.ndarray, list[str]]:
-    """(features x labels) counts of a labelled dataset over the App. B feature space, and the names."""
+def dataset_counts(records, labels: Sequence[str] = LABELS, hypo_preds=None,
+                   single_label_ok: bool = False) -> tuple[np.ndarray, list[str]]:
+    """(features x labels) counts of a labelled dataset over the App. B feature space, and the names.
+    A dataset with fewer than two labels is an error (it has no z) unless `single_label_ok`."""
     from nliforge.filtering.features import FeatureSpace
 
     labs = label_ids(records, labels)
-    if len(set(labs.tolist())) < 2:
+    if len(set(labs.tolist())) < 2 and not single_label_ok:
         raise NLIDataError(f"the dataset has a single label ({sorted({r.label for r in records})}); "
                            "z-statistics measure label skew and need at least two labels present")
     space = FeatureSpace(labels)

@@ -125,18 +125,21 @@ def confidence_stage(ctx: StageContext) -> StageOutput:
     return StageOutput(rows, drops, count_in=len(samples), extra={"label_consistency": consistency})
 
 
-@stage("zfilter", inputs=("classifier", "confidence"))
+@stage("zfilter", inputs=("classifier", "zaug_sample", "confidence"))
 def zfilter_stage(ctx: StageContext) -> StageOutput:
-    """z-filter with the configured recipe; the biased features before/after go to zaug_report.md,
-    and a before/after plot per label to zaug_plots/bias_<label>.png."""
+    """z-filter with the configured recipe; the biased features before/after go to zaug_report.md
+    (with D0's biases in the samples before and after the confidence filter), and a before/after
+    plot per label to zaug_plots/bias_<label>.png."""
     from nliforge.pipeline.zaug_report import biased_report, run_recipe
 
     s = ctx.settings
     d0 = [r for r in classifier_run(ctx.cfg).train_records() if r.label is not None]
     gen = [Record(**r) for r in ctx.rows("confidence") if r["meta"]["variant"] == str(s.variant)]
+    samples = [Record(r["uid"], r["premise"], r["hypothesis"], r["label"])
+               for r in ctx.rows("zaug_sample") if r["variant"] == str(s.variant)]
     kept, rejected = run_recipe(str(s.recipe), d0, gen, k=int(s.k), batch_size=int(s.batch_size))
     report = biased_report(d0, gen, kept, top=int(s.report_top), k=int(s.k),
                            out=Path(ctx.cfg.paths.output_dir) / "zaug_report.md", recipe=str(s.recipe),
-                           plots_dir=Path(ctx.cfg.paths.output_dir) / "zaug_plots")
+                           plots_dir=Path(ctx.cfg.paths.output_dir) / "zaug_plots", samples=samples)
     drops = [(r.uid, f"zfilter:{r.meta['zfilter']['feature']}") for r in rejected]
     return StageOutput([r.to_dict() for r in kept], drops, count_in=len(d0) + len(gen), extra=report)

@@ -94,8 +94,35 @@ def feature_standing(records: Sequence[Record], features: dict[str, Sequence[str
     return {label: [[row[0], *row[2:]] for row in rows] for label, rows in tracked.items()}
 
 
+def _rates(counts: np.ndarray, names: Sequence[str], features: dict[str, list]) -> dict[str, list[list]]:
+    """For each label's named features: [n, p̂(label | feature)] in a dataset's counts (p̂ None if unseen)."""
+    index = {name: i for i, name in enumerate(names)}
+    out = {}
+    for label, feats in features.items():
+        li, rows = LABELS.index(label), []
+        for name, _ in feats:
+            i = index.get(name)
+            n = int(counts[i].sum()) if i is not None else 0
+            rows.append([n, round(float(counts[i, li]) / n, 3) if n else None])
+        out[label] = rows
+    return out
+
+
+def _generated_rates(d0: _ZTable, samples: Sequence[Record], gen: Sequence[Record],
+                     before: dict[str, list]) -> dict[str, list[list]]:
+    """Does generation keep D0's biases, and does the confidence filter concentrate them? For each
+    of D0's top features: [name, [n, p̂] in D0, in every parsed sample, in the samples above τ]."""
+    from nliforge.filtering.zstats import dataset_counts
+
+    tables = [_rates(d0.counts, d0.names, before)]
+    tables += [_rates(*dataset_counts(recs, single_label_ok=True), before) for recs in (samples, gen)]
+    return {label: [[name, *(t[label][j] for t in tables)] for j, (name, _) in enumerate(feats)]
+            for label, feats in before.items()}
+
+
 def biased_report(d0: Sequence[Record], gen: Sequence[Record], kept: Sequence[Record], top: int = 5,
-                  k: int = 20, out: Path | None = None, recipe: str = "", plots_dir: Path | None = None) -> dict:
+                  k: int = 20, out: Path | None = None, recipe: str = "", plots_dir: Path | None = None,
+                  samples: Sequence[Record] | None = None) -> dict:
     """Top-`top` biased features per label (name, z) of D0, of D0 + the generations unfiltered, and
     of the filtered output; whether each of D0's top features is still in the output's top-k; and
     whether it is still significant (one-sided z test at family-wise α = 0.01, Bonferroni over every
@@ -104,7 +131,9 @@ def biased_report(d0: Sequence[Record], gen: Sequence[Record], kept: Sequence[Re
 
     Algorithm 1 rejects a feature's instances only while the feature is in B(l), so a feature that
     keeps arriving settles near the edge of the top k rather than leaving it: the significance
-    column says whether its correlation with the label is still distinguishable from chance."""
+    column says whether its correlation with the label is still distinguishable from chance.
+    With `samples` (every parsed sample of the filtered variant, `gen` being those above τ), also
+    `generated_rates`: D0's top features' [n, p̂(label | feature)] in D0, in the samples, above τ."""
     before, after = _z_table(d0), _z_table(kept)
     tables = {"before": _top(before, k, top), "naive_augmentation": _top(_z_table(list(d0) + list(gen)), k, top),
               "after": _top(after, k, k)}
@@ -115,6 +144,9 @@ def biased_report(d0: Sequence[Record], gen: Sequence[Record], kept: Sequence[Re
                     "threshold_after": round(after.threshold, 3), "tracked": _tracked(tables["before"], after)}
     report = {**tables, "gone_from_top_k": gone, "significance": significance, "k": k, "recipe": recipe,
               "sizes": {"d0": len(d0), "generated": len(gen), "output": len(kept)}}
+    if samples:
+        report["generated_rates"] = _generated_rates(before, samples, gen, tables["before"])
+        report["sizes"]["samples"] = len(samples)
     if out is not None:
         atomic_write_text(out, [render_markdown(report)])
     if plots_dir is not None:
@@ -162,7 +194,22 @@ def render_markdown(report: dict) -> str:
         lines += ["", f"D0's top features no longer in the output's top {report['k']}: "
                   + (", ".join(f"`{g}`" for g in gone) or "none"), ""]
         lines += _significance_lines(report, label)
+        lines += _generated_lines(report, label)
     return "\n".join(lines) + "\n"
+
+
+def _generated_lines(report: dict, label: str) -> list[str]:
+    rates = report.get("generated_rates")
+    if not rates:
+        return []
+
+    def cell(rate):
+        return "unseen" if rate[1] is None else f"{rate[1]:.2f} (n {rate[0]})"
+
+    lines = [f"D0's top features in the generated samples: p̂({label} | feature) and n; p0 = 0.33 is no bias:", "",
+             "| feature | D0 | every parsed sample | above τ (filtered) |", "|---|---|---|---|"]
+    lines += [f"| `{name}` | {cell(a)} | {cell(b)} | {cell(c)} |" for name, a, b, c in rates[label]]
+    return lines + [""]
 
 
 def _significance_lines(report: dict, label: str) -> list[str]:
