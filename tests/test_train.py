@@ -146,3 +146,17 @@ def test_evaluate_console_script(trained_run, tmp_path, world_cache):
     assert proc.returncode == 0, proc.stderr[-2000:]
     acc = {r["eval_set"]: float(r["value"]) for r in _read_metrics(tmp_path / "ev" / "metrics.csv") if r["metric"] == "acc"}
     assert acc == pytest.approx({k: v["acc"] for k, v in results.items()})
+
+
+def test_training_loss_reaches_the_logger_on_every_logging_step(trained_run):
+    """The loss is `self.log`ged only on the steps the loggers write (no progress bar here), and
+    every one of those steps has it: steps 19, 39, ... with log_every_n_steps = 20."""
+    import torch
+
+    cfg, _, out = trained_run
+    every = int(cfg.trainer.log_every_n_steps)
+    rows = _read_metrics(out / "csv_logs" / "version_0" / "metrics.csv")
+    steps = [int(r["step"]) for r in rows if r.get("train/loss")]
+    total = torch.load(out / "checkpoints" / "last.ckpt", weights_only=False, map_location="cpu")["global_step"]
+    assert total >= 2 * every and steps == list(range(every - 1, total, every))
+    assert all(float(r["train/loss"]) > 0 for r in rows if r.get("train/loss"))

@@ -23,6 +23,17 @@ def progress_bar_drawn(module: L.LightningModule) -> bool:
     return trainer is not None and trainer.progress_bar_callback is not None
 
 
+def log_this_step(module: L.LightningModule) -> bool:
+    """Whether a training step should `self.log` its loss: always while a progress bar shows it,
+    otherwise only on the steps the loggers write (`trainer.log_every_n_steps`). Each `self.log`
+    call costs about 1 ms of host time (8% of a tiny model's CPU step), and in between the value
+    would only be overwritten."""
+    if progress_bar_drawn(module) or getattr(module, "_trainer", None) is None:
+        return True
+    connector = getattr(module.trainer, "_logger_connector", None)  # Lightning's own test, if it has one
+    return bool(getattr(connector, "should_update_logs", True))
+
+
 class NLIClassifier(L.LightningModule):
     """Fine-tunes a sequence classifier with AdamW (decoupled weight decay) and linear decay after warmup.
 
@@ -48,7 +59,8 @@ class NLIClassifier(L.LightningModule):
     def training_step(self, batch: dict, batch_idx: int) -> dict:
         logits = self(batch)
         loss = F.cross_entropy(logits, batch["labels"], ignore_index=-1)
-        self.log("train/loss", loss, prog_bar=progress_bar_drawn(self), batch_size=len(batch["uid"]))
+        if log_this_step(self):
+            self.log("train/loss", loss, prog_bar=progress_bar_drawn(self), batch_size=len(batch["uid"]))
         return {"loss": loss, "probs": logits.detach().float().softmax(-1)}
 
     def validation_step(self, batch: dict, batch_idx: int, dataloader_idx: int = 0) -> None:

@@ -28,7 +28,7 @@ import lightning as L
 import torch
 
 from nliforge.generation.zaug_format import LABEL_TOKENS, label_token
-from nliforge.models.classifier import progress_bar_drawn
+from nliforge.models.classifier import log_this_step, progress_bar_drawn
 from nliforge.models.losses import (biased_token_mask, debias_unlikelihood_loss, nll_loss,
                                     parse_biased_features, unlikelihood_loss)
 
@@ -147,7 +147,7 @@ class NLIGenerator(L.LightningModule):
         terms = self.losses(batch)
         size = int(batch["input_ids"].size(0))
         bar = progress_bar_drawn(self)
-        for name, value in terms.items():
+        for name, value in terms.items() if log_this_step(self) else ():
             self.log(f"train/{name}", value, prog_bar=bar and name == "loss", batch_size=size)
         self._step_losses.append(terms["loss"].detach())
         return terms["loss"]

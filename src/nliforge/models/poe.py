@@ -18,7 +18,7 @@ from torch import nn
 
 from nliforge.data.datamodule import HYP_PREFIX, TOKEN_KEYS
 from nliforge.data.errors import NLIDataError
-from nliforge.models.classifier import NLIClassifier, progress_bar_drawn
+from nliforge.models.classifier import NLIClassifier, log_this_step, progress_bar_drawn
 
 NUM_LABELS = 3
 
@@ -79,9 +79,10 @@ class PoEClassifier(NLIClassifier):
         main = self(batch)
         loss, parts = poe_loss(main, self.bias_logits(batch), batch["labels"], self.beta, self.gamma)
         size = len(batch["uid"])
-        self.log("train/loss", loss, prog_bar=progress_bar_drawn(self), batch_size=size)
-        self.log("train/loss_joint", parts["joint"], batch_size=size)
-        self.log("train/loss_bias", parts["bias"], batch_size=size)
+        if log_this_step(self):
+            self.log("train/loss", loss, prog_bar=progress_bar_drawn(self), batch_size=size)
+            self.log("train/loss_joint", parts["joint"], batch_size=size)
+            self.log("train/loss_bias", parts["bias"], batch_size=size)
         # training dynamics describe the main model: the one that is kept and tested
         return {"loss": loss, "probs": main.detach().float().softmax(-1)}
 
