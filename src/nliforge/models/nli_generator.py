@@ -146,9 +146,10 @@ class NLIGenerator(L.LightningModule):
     def training_step(self, batch: dict, batch_idx: int) -> torch.Tensor:
         terms = self.losses(batch)
         size = int(batch["input_ids"].size(0))
-        bar = progress_bar_drawn(self)
-        for name, value in terms.items() if log_this_step(self) else ():
-            self.log(f"train/{name}", value, prog_bar=bar and name == "loss", batch_size=size)
+        if log_this_step(self):
+            bar = progress_bar_drawn(self)
+            for name, value in terms.items():
+                self.log(f"train/{name}", value, prog_bar=bar and name == "loss", batch_size=size)
         self._step_losses.append(terms["loss"].detach())
         return terms["loss"]
 

@@ -57,11 +57,25 @@ def _z_table(records: Sequence[Record]) -> _ZTable:
     return _ZTable(counts, names, bonferroni_threshold(ALPHA, seen * counts.shape[1]), len(records))
 
 
-def _top(table: _ZTable, k: int, top: int) -> dict[str, list[list]]:
+def _top(counts: np.ndarray, names: Sequence[str], k: int, top: int) -> dict[str, list[list]]:
     from nliforge.filtering.zstats import top_biased
 
     return {label: [[name, round(z, 2)] for name, z in feats[:top]]
-            for label, feats in top_biased(table.counts, table.names, k=k).items()}
+            for label, feats in top_biased(counts, names, k=k).items()}
+
+
+Counts = tuple[np.ndarray, Sequence[str]]  # (features x labels) counts and the feature names
+
+
+def _summed(a: Counts, b: Counts) -> tuple[np.ndarray, list[str]]:
+    """The counts of two datasets together, aligned by feature name (each example's features are its
+    own, so this equals featurising the union, without featurising either dataset again)."""
+    names = list(dict.fromkeys([*a[1], *b[1]]))
+    index = {name: i for i, name in enumerate(names)}
+    counts = np.zeros((len(names), a[0].shape[1]), dtype=np.int64)
+    for part, part_names in (a, b):
+        np.add.at(counts, [index[n] for n in part_names], part)
+    return counts, names
 
 
 def _tracked(before: dict, after: _ZTable) -> dict:
@@ -108,14 +122,15 @@ def _rates(counts: np.ndarray, names: Sequence[str], features: dict[str, list]) 
     return out
 
 
-def _generated_rates(d0: _ZTable, samples: Sequence[Record], gen: Sequence[Record],
+def _generated_rates(d0: _ZTable, samples: Sequence[Record], gen: Counts,
                      before: dict[str, list]) -> dict[str, list[list]]:
     """Does generation keep D0's biases, and does the confidence filter concentrate them? For each
-    of D0's top features: [name, [n, p̂] in D0, in every parsed sample, in the samples above τ]."""
+    of D0's top features: [name, [n, p̂] in D0, in every parsed sample, in the samples above τ
+    (`gen`: their counts and names)]."""
     from nliforge.filtering.zstats import dataset_counts
 
-    tables = [_rates(d0.counts, d0.names, before)]
-    tables += [_rates(*dataset_counts(recs, single_label_ok=True), before) for recs in (samples, gen)]
+    tables = [_rates(d0.counts, d0.names, before), _rates(*dataset_counts(samples, single_label_ok=True), before),
+              _rates(*gen, before)]
     return {label: [[name, *(t[label][j] for t in tables)] for j, (name, _) in enumerate(feats)]
             for label, feats in before.items()}
 
@@ -134,9 +149,13 @@ def biased_report(d0: Sequence[Record], gen: Sequence[Record], kept: Sequence[Re
     column says whether its correlation with the label is still distinguishable from chance.
     With `samples` (every parsed sample of the filtered variant, `gen` being those above τ), also
     `generated_rates`: D0's top features' [n, p̂(label | feature)] in D0, in the samples, above τ."""
+    from nliforge.filtering.zstats import dataset_counts
+
     before, after = _z_table(d0), _z_table(kept)
-    tables = {"before": _top(before, k, top), "naive_augmentation": _top(_z_table(list(d0) + list(gen)), k, top),
-              "after": _top(after, k, k)}
+    gen_counts = dataset_counts(gen, single_label_ok=True)
+    tables = {"before": _top(before.counts, before.names, k, top),
+              "naive_augmentation": _top(*_summed((before.counts, before.names), gen_counts), k, top),
+              "after": _top(after.counts, after.names, k, k)}
     gone = {label: [name for name, _ in feats if name not in {n for n, _ in tables["after"][label]}]
             for label, feats in tables["before"].items()}
     tables["after"] = {label: feats[:top] for label, feats in tables["after"].items()}
@@ -145,7 +164,7 @@ def biased_report(d0: Sequence[Record], gen: Sequence[Record], kept: Sequence[Re
     report = {**tables, "gone_from_top_k": gone, "significance": significance, "k": k, "recipe": recipe,
               "sizes": {"d0": len(d0), "generated": len(gen), "output": len(kept)}}
     if samples:
-        report["generated_rates"] = _generated_rates(before, samples, gen, tables["before"])
+        report["generated_rates"] = _generated_rates(before, samples, gen_counts, tables["before"])
         report["sizes"]["samples"] = len(samples)
     if out is not None:
         atomic_write_text(out, [render_markdown(report)])
