@@ -144,8 +144,8 @@ def test_generators_on_a_running_server_and_resume(tmp_path, world_cache, monkey
 
 def test_generators_need_unique_names(tmp_path, world_cache):
     cfg = _cfg(tmp_path / "run", world_cache)
-    with open_dict(cfg):
-        cfg.pipeline.generators = [OmegaConf.to_container(cfg.pipeline.generators[0])] * 2
+    with open_dict(cfg):  # the demo's generators are its stand-ins (applied while no generator is chosen)
+        cfg.stand_in.pipeline.generators = [OmegaConf.to_container(cfg.stand_in.pipeline.generators[0])] * 2
     with pytest.raises(NLIDataError, match="unique `name`"):
         generate(cfg)
 

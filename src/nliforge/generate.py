@@ -14,6 +14,7 @@ from nliforge.data.jsonl import atomic_write_text
 from nliforge.generation.types import GenerationError
 from nliforge.pipeline.engine import check_stage_list, run_stages, summary_table
 from nliforge.pipeline.run_folder import RunFolder
+from nliforge.pipeline.stand_in import resolve_generator
 from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 
 log = logging.getLogger("nliforge.generate")
@@ -23,6 +24,7 @@ FINAL = "dataset.jsonl"
 def generate(cfg: DictConfig) -> dict:
     """Run (or resume) the pipeline; write <run>/dataset.jsonl from the last
     non-side stage; return the manifest."""
+    cfg = resolve_generator(cfg)                          # the chosen generator, or the demo's stand-in
     stages = check_stage_list(list(cfg.pipeline.stages))  # fail before the folder gets any file
     for noisy in ("httpx", "httpx2", "openai"):          # one INFO line per HTTP request otherwise
         logging.getLogger(noisy).setLevel(logging.WARNING)

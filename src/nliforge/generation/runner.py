@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 
@@ -116,6 +117,14 @@ class _Run:
         self.backend, self.cache, self.stage, self.settings, self.bar = backend, cache, stage, settings, bar
         self.answers: dict[str, Result] = {}
         self.rng = random.Random()
+        self.started, self.new_tokens = time.monotonic(), 0  # for the bar's generated tokens/s
+
+    def show_rate(self, tokens: int) -> None:
+        """Put the generated tokens/s since the run started on the progress bar."""
+        self.new_tokens += tokens
+        elapsed = time.monotonic() - self.started
+        if elapsed > 0:
+            self.bar.set_postfix_str(f"{self.new_tokens / elapsed:.1f} tok/s", refresh=False)
 
     def record(self, key: str, result: Result) -> None:
         """Ledger the answer's tokens/cost or failure, then commit answer and counters together."""
@@ -123,6 +132,7 @@ class _Run:
         if isinstance(result, Response):
             cache.count(stage, "prompt_tokens", result.prompt_tokens)
             cache.count(stage, "completion_tokens", result.completion_tokens)
+            self.show_rate(result.completion_tokens)
             cost = (result.prompt_tokens * s.price_per_1k_prompt + result.completion_tokens * s.price_per_1k_completion)
             if cost:
                 cache.count(stage, "cost", cost / 1000.0)

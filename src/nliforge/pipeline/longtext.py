@@ -17,6 +17,7 @@ generator and the judge at it: the demo's "LLMs" are template writers, not langu
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from collections.abc import Iterator, Mapping
 
 from omegaconf import DictConfig
@@ -30,7 +31,7 @@ from nliforge.generation.longtext_prompts import (LABEL_TERMS, LABELS, longtext_
 from nliforge.generation.prompts import prompt_hash
 from nliforge.generation.types import Failure, GenerationRequest
 from nliforge.pipeline.engine import StageContext, StageOutput, stage
-from nliforge.pipeline.shared_stages import CACHE_FILE, request_seed
+from nliforge.pipeline.shared_stages import CACHE_FILE, merge_ledger, request_seed
 
 STAND_IN_NOTE = ("Generated and judged by the local stand-in server (nliforge.testing.responders), "
                  "not by real LLMs: the numbers only show that the pipeline works.")
@@ -61,12 +62,6 @@ def served_by(cfg: DictConfig, responder) -> Iterator[str | None]:
 def pointed_at(node: Mapping, base_url: str | None) -> dict:
     """A generator node sent to `base_url` (no API key needed there); unchanged when None."""
     return dict(node) if base_url is None else {**node, "base_url": base_url, "api_key_env": None}
-
-
-def merge_ledger(ctx: StageContext, entries: Mapping[str, dict], **fields) -> None:
-    """Add ledger entries to the manifest without dropping those of other stages."""
-    ledger = {**ctx.folder.manifest().get("ledger", {}), **entries}
-    ctx.folder.update_manifest(ledger=ledger, **fields)
 
 
 @stage("statements")
@@ -178,7 +173,8 @@ def rubric_stage(ctx: StageContext) -> StageOutput:
     table = rubric_table(records, judgements, validated_counts(ctx.rows("longtext_generate"), records))
     write_rubric_report(table, ctx.folder.root, note=STAND_IN_NOTE if ctx.cfg.pipeline.get("local_server") else "")
     atomic_write_text(ctx.folder.root / "rubric_judgements.jsonl", (j.to_json() + "\n" for j in judgements))
-    merge_ledger(ctx, {"rubric": judge_ledger(ctx.folder.root / CACHE_FILE)})
+    unscored_by = Counter(j.extra["rubric_error"] for j in judgements if j.extra.get("rubric_error"))
+    merge_ledger(ctx, {"rubric": {**judge_ledger(ctx.folder.root / CACHE_FILE), "unscored": dict(unscored_by)}})
     scores = {j.uid: j.rubric for j in judgements}
     rows = [{**r.to_dict(), "meta": {**r.meta, "rubric": scores.get(r.uid)}} for r in records]
     unscored = sum(1 for r in records if not scores.get(r.uid))

@@ -92,6 +92,13 @@ def generate_stage(ctx: StageContext) -> StageOutput:
     return generate_from(ctx, "prompts")
 
 
+def merge_ledger(ctx: StageContext, entries: dict[str, dict], **fields) -> None:
+    """Add ledger entries to the manifest without dropping those of other stages (the one way every
+    stage records its ledger)."""
+    ledger = {**ctx.folder.manifest().get("ledger", {}), **entries}
+    ctx.folder.update_manifest(ledger=ledger, **fields)
+
+
 def generate_from(ctx: StageContext, prompts_stage: str) -> StageOutput:
     """The `generate` work over the rows of `prompts_stage` (each: uid, prompt, prompt_hash, messages,
     optional suffix), so every pipeline's prompt stage can feed the one runner and cache."""
@@ -112,5 +119,5 @@ def generate_from(ctx: StageContext, prompts_stage: str) -> StageOutput:
                 continue
             rows.append({"uid": uid, "prompt_uid": prompt_uid, "sample": req.first_sample + i,
                          "text": res.texts[i], "finish_reason": res.finish_reasons[i]})
-    ctx.folder.update_manifest(ledger={"generate": ledger}, generator=generator)
+    merge_ledger(ctx, {"generate": ledger}, generator=generator)
     return StageOutput(rows, drops, count_in=sum(r.n for r in requests), extra={"requests": len(requests)})

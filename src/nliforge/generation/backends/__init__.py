@@ -15,13 +15,18 @@ SUFFIX_KINDS = frozenset({"openai_completions"})
 
 
 def supports_suffix(cfg: Mapping[str, Any]) -> bool:
-    """Whether the configured generator can be sent a prefix and a suffix (insertion mode)."""
-    return cfg.get("kind") in SUFFIX_KINDS
+    """Whether the configured generator can be sent a prefix and a suffix (insertion mode);
+    `suffix: false` in the node says an endpoint of such a kind has none (vLLM)."""
+    return cfg.get("kind") in SUFFIX_KINDS and cfg.get("suffix", True) is not False
 
 
 def build_backend(cfg: Mapping[str, Any]):
     """The backend a `generator` node describes (its `kind` picks the class)."""
     kind = cfg.get("kind")
+    if kind == "stand_in":
+        raise NLIDataError("no generator chosen (generator=stand_in) and this run has no stand-in (only the demos "
+                           "have one): choose one, e.g. generator=smollm2 (SmolLM2 in process, offline), "
+                           "generator=vllm (a server from `nliforge-vllm start`) or generator=openai_completions")
     if kind not in KINDS:
         raise NLIDataError(f"generator.kind={kind!r}; valid: {', '.join(KINDS)}")
     if not cfg.get("model"):

