@@ -133,7 +133,7 @@ def test_longtext_rubric_through_vllm_chat_counts_bad_judgements(tmp_path, world
     assert rubric["count_in"] == n_records
     # every record was sent to the judge; what it answered badly is counted by reason, never a crash
     assert n_records > 0 and ledger["sent"] >= n_records
-    assert sum(ledger["unscored"].values()) == rubric["unscored"]
+    assert sum(ledger["unscored"].values()) == rubric["extra"]["unscored"]
     assert set(ledger["unscored"]) <= {"unparseable"} | {f"request_failed:{k}" for k in ledger["failures"]}
     assert (run / "rubric.md").is_file()
     assert "stand-in" not in (run / "rubric.md").read_text()
@@ -155,7 +155,7 @@ def test_disco_prompts_through_vllm_are_spliced_by_offsets(tmp_path, world_cache
     prompts = stage_rows(run, "disco_prompts")
     # vLLM has no insertion mode (generator.suffix=false): insertion is rendered as fill-in-the-blank
     assert {p["form"] for p in prompts} == {"masked"} and all(p.get("suffix") is None for p in prompts)
-    assert manifest["stages"]["disco_prompts"]["insertion_rendered_as_masked"] == (form == "insertion")
+    assert manifest["stages"]["disco_prompts"]["extra"]["insertion_rendered_as_masked"] == (form == "insertion")
     assert len(received(vllm.log)) - before == manifest["ledger"]["generate"]["sent"] > 0
     spliced = stage_rows(run, "splice")
     assert spliced, "no phrase from SmolLM2 survived cleaning"
@@ -223,3 +223,21 @@ def test_smollm2_in_process_writes_real_text(tmp_path, world_cache, classifier_r
     assert sum(w.lower() in {"a", "the", "is", "are", "of", "in", "and"} for w in words) >= 3
     ledger = manifest["ledger"]["generate"]
     assert ledger["completion_tokens"] > 0
+
+
+@pytest.mark.timeout(600)
+def test_bad_server_is_a_one_line_error_and_nothing_half_written(tmp_path, world_cache, classifier_run_dir, vllm):
+    cases = {"wrong_model": ["generator.model=no-such-model"],
+             "not_started": [f"generator.base_url=http://127.0.0.1:{free_port()}/v1", "generator.runner.max_retries=1",
+                             "generator.runner.backoff_base_s=0.01"]}
+    for name, extra in cases.items():
+        run = tmp_path / name
+        cfg = wanli_cfg(run, world_cache, [*vllm_overrides(vllm, classifier_run_dir), *extra])
+        with pytest.raises(GenerationError) as info:
+            generate(cfg)
+        message = str(info.value)
+        url = cfg.generator.base_url
+        assert "\n" not in message and url in message, message
+        assert ("generator.model" in message) if name == "wrong_model" else ("nliforge-vllm start" in message)
+        assert not (run / "stages" / "generate.jsonl").exists() and not (run / "dataset.jsonl").exists()
+        assert not list(run.rglob("*.tmp"))

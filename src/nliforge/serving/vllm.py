@@ -6,7 +6,8 @@ the same `openai_completions` / `openai_chat` backends that talk to any OpenAI-c
 (`generator=vllm`). The fixes the CPU build needs here are applied by `install_venv` (drop the CUDA
 builds of torchvision/torchaudio/torchcodec that pip pulls in) and `server_command` (start the module,
 not the `vllm` script; bind every internal socket to 127.0.0.1; a bounded KV cache; no usage stats;
-eager mode for a ~35 s start). A packaged model name (`smollm2-135m-instruct`) is converted once into a
+eager mode for a ~35 s start; no chunked prefill, which crashes the CPU build's engine on seeded
+requests). A packaged model name (`smollm2-135m-instruct`) is converted once into a
 plain folder (nliforge.models.packaged) and served under that name.
 """
 
@@ -72,6 +73,8 @@ class ServerSettings:
     max_model_len: int = 2048
     kv_cache_gib: int = 2                 # VLLM_CPU_KVCACHE_SPACE
     enforce_eager: bool = True            # ~35 s start instead of 80-190 s of compile warm-up
+    chunked_prefill: bool = False         # vllm-cpu 0.32 crashes on seeded requests whose prefill is chunked
+                                          # ("CPU Generator does not use offset"): nliforge seeds every request
     venv: Path | None = None
     extra_args: list[str] = field(default_factory=list)
 
@@ -90,7 +93,7 @@ def server_command(s: ServerSettings) -> tuple[list[str], dict[str, str]]:
     argv = [str(venv_python(s.venv or default_venv())), "-m", "vllm.entrypoints.openai.api_server",
             "--model", model, "--host", s.host, "--port", str(s.port), "--served-model-name", s.name,
             "--dtype", s.dtype, "--max-model-len", str(s.max_model_len), *(["--enforce-eager"] if s.enforce_eager else []),
-            *s.extra_args]
+            *([] if s.chunked_prefill else ["--no-enable-chunked-prefill"]), *s.extra_args]
     env = {**os.environ, "VLLM_HOST_IP": "127.0.0.1" if s.host in ("127.0.0.1", "localhost") else os.environ.get(
         "VLLM_HOST_IP", ""), "VLLM_CPU_KVCACHE_SPACE": str(s.kv_cache_gib), "VLLM_NO_USAGE_STATS": "1",
         "DO_NOT_TRACK": "1", "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1"), "PYTHONUNBUFFERED": "1"}

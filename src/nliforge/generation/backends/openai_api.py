@@ -148,7 +148,8 @@ class _OpenAIBackend:
             causes = _cause_names(exc)
             if "RemoteProtocolError" in causes and "ConnectError" not in causes:
                 return RetryableError("bad_body", f"{self.endpoint} closed the connection mid-answer: {exc.__cause__}")
-            return RetryableError("connection", f"cannot reach {self.endpoint}: is the server running? ({exc.__cause__ or exc})")
+            return RetryableError("connection", f"cannot reach {self.endpoint}: is the server running? ({exc.__cause__ or exc}); "
+                                                f"start a local one with `nliforge-vllm start` or set generator.base_url")
         if isinstance(exc, openai.APIStatusError):
             return self._map_status(exc)
         if isinstance(exc, (ValueError, openai.APIResponseValidationError)):  # json.JSONDecodeError is a ValueError
@@ -170,6 +171,9 @@ class _OpenAIBackend:
             text = f"{code} {exc.message}".lower()
             kind = "context_length" if ("context_length" in text or "maximum context length" in text) else "bad_request"
             return RequestRejected(kind, f"{self.endpoint} rejected the request ({status}): {exc.message}")
+        if status == 404:
+            return GenerationError(f"{self.endpoint} does not serve model {self.model!r} (404: {exc.message}); set "
+                                   f"generator.model to a name that GET {self.endpoint}/models lists")
         return GenerationError(f"{self.endpoint} answered {status} for model {self.model!r}: {exc.message}")
 
 
