@@ -38,8 +38,18 @@ def generate(cfg: DictConfig) -> dict:
     if rows and {"uid", "premise", "hypothesis", "label"} <= set(rows[0]):   # records, not prompts or reports
         atomic_write_text(Path(folder.root) / FINAL, (_record_line(r) for r in rows))
         manifest = folder.update_manifest(final={"path": FINAL, "stage": last, "count": len(rows)})
-    log.info("pipeline %s in %s\n%s", cfg.pipeline.name, folder.root, summary_table(manifest))
+    log.info("pipeline %s in %s\n%s%s", cfg.pipeline.name, folder.root, summary_table(manifest), _examples(rows))
     return manifest
+
+
+def _examples(rows: list[dict], k: int = 3) -> str:
+    """The first k final records verbatim (premise / hypothesis, intended label), for the summary."""
+    shown = [r for r in rows if isinstance(r, dict) and "premise" in r and "hypothesis" in r][:k]
+    if not shown:
+        return ""
+    lines = [f"  [{(r.get('meta') or {}).get('intended_label') or r.get('label')}] {r['premise'][:160]!r} -> {r['hypothesis'][:160]!r}"
+             for r in shown]
+    return "\nfirst records of the output:\n" + "\n".join(lines)
 
 
 def _record_line(row: dict) -> str:
