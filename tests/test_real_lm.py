@@ -54,17 +54,32 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def vllm(tmp_path_factory, smollm2_dir):
+def serve_smollm2(tmp_path_factory, *extra_args: str):
+    """A real vLLM server for SmolLM2 that logs every request it receives (the server-side count)."""
     from nliforge.serving.vllm import ServerSettings, VLLMServer, default_venv, venv_python
 
     if not venv_python(default_venv()).exists():
         missing(f"no vLLM environment at {default_venv()} (nliforge-vllm install)")
     log = tmp_path_factory.mktemp("vllm") / "server.log"
-    settings = ServerSettings(port=free_port(), extra_args=["--enable-log-requests"])
+    settings = ServerSettings(port=free_port(), extra_args=["--enable-log-requests", *extra_args])
     with VLLMServer(settings, log) as server:
         server.log = log
         yield server
+
+
+@pytest.fixture(scope="session")
+def vllm(tmp_path_factory, smollm2_dir):
+    yield from serve_smollm2(tmp_path_factory)
+
+
+@pytest.fixture()
+def vllm_one_at_a_time(tmp_path_factory, smollm2_dir):
+    """A server that runs one sequence at a time and caches no prefix: the numbers a request's answer is
+    computed with then cannot depend on which other requests share its batch. vLLM's CPU kernels are not
+    batch-invariant (a resumed run's batches differ from an uninterrupted run's, and CI once saw one text
+    of 90 differ), so only such a server makes "the resumed dataset equals the uninterrupted one" a fact
+    about the runner rather than about the batches."""
+    yield from serve_smollm2(tmp_path_factory, "--max-num-seqs", "1", "--no-enable-prefix-caching")
 
 
 def received(log: Path) -> list[dict[str, str]]:
@@ -174,7 +189,9 @@ CHILD_ARGS = ["pipeline=wanli", "pipeline.seeds.max_per_label=6", "pipeline.gene
 
 
 @pytest.mark.timeout(1200)
-def test_sigkill_against_vllm_then_resume_answers_nothing_twice(tmp_path, world_cache, classifier_run_dir, vllm):
+def test_sigkill_against_vllm_then_resume_answers_nothing_twice(tmp_path, world_cache, classifier_run_dir,
+                                                               vllm_one_at_a_time):
+    vllm = vllm_one_at_a_time
     args = [*vllm_overrides(vllm, classifier_run_dir), *CHILD_ARGS, f"paths.cache_dir={world_cache}"]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     run, before = tmp_path / "killed", len(received(vllm.log))
@@ -188,8 +205,9 @@ def test_sigkill_against_vllm_then_resume_answers_nothing_twice(tmp_path, world_
     from nliforge.generation.cache import ResponseCache
 
     cache = ResponseCache(run / "llm_cache.sqlite")
-    cached_at_kill = len(cache.keys())
+    answers_at_kill = {key: cache.get(key) for key in cache.keys()}
     cache.close()
+    cached_at_kill = len(answers_at_kill)
     first_phase = received(vllm.log)[before:]
     proc = subprocess.run([sys.executable, "-m", "nliforge.generate", *args, f"hydra.run.dir={run}"], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=900)
@@ -204,10 +222,24 @@ def test_sigkill_against_vllm_then_resume_answers_nothing_twice(tmp_path, world_
     assert len(second_phase) == n_requests - cached_at_kill
     in_flight = set(seeds_first) & set(seeds_second)  # sent before the kill, answer never stored
     assert len(in_flight) <= 4
+    # the answers stored before the kill are the ones the resumed run used, unchanged
+    cache = ResponseCache(run / "llm_cache.sqlite")
+    assert all(cache.get(key) == answer for key, answer in answers_at_kill.items())
+    cache.close()
+    texts = {(g["prompt_uid"], g["sample"]): g["text"] for g in stage_rows(run, "generate")}
+    assert {a.texts[0] for a in answers_at_kill.values() if hasattr(a, "texts")} <= set(texts.values())
+    # a third run of the same config sends nothing and writes the same bytes
+    parsed = (run / "stages" / "parse.jsonl").read_bytes()
+    sent_before_rerun = len(received(vllm.log))
+    proc = subprocess.run([sys.executable, "-m", "nliforge.generate", *args, f"hydra.run.dir={run}"], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len(received(vllm.log)) == sent_before_rerun
+    assert (run / "stages" / "parse.jsonl").read_bytes() == parsed
     # the uninterrupted run of the same config gives the same dataset
     ref = compose_config("generate", args, tmp_path / "reference", world_cache)
     generate(ref)
-    assert (run / "stages" / "parse.jsonl").read_bytes() == (tmp_path / "reference" / "stages" / "parse.jsonl").read_bytes()
+    assert (tmp_path / "reference" / "stages" / "parse.jsonl").read_bytes() == parsed
 
 
 @pytest.mark.timeout(900)
