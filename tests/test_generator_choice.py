@@ -88,3 +88,14 @@ def test_vllm_cli_help_and_stop_without_server(tmp_path):
     out = subprocess.run([sys.executable, "-m", "nliforge.serving.cli", "stop", "--port", "1"], capture_output=True,
                          text=True, env=env)
     assert out.returncode == 1 and "no vLLM server started by nliforge-vllm on port 1" in out.stdout
+
+
+def test_zaug_trains_its_generator_from_the_chosen_pretrained_lm(tmp_path):
+    scratch = resolved(tmp_path, "pipeline=zaug", "experiment=demo")
+    assert scratch.pipeline.generator_model.init_from is None and scratch.pipeline.generator_model.optimizer.lr == 3e-3
+    tuned = resolved(tmp_path, "pipeline=zaug", "experiment=demo", "generator=causal_unlikelihood")
+    model = tuned.pipeline.generator_model
+    assert model.init_from == "smollm2-135m-instruct" and model.optimizer.lr == 5e-5
+    assert model.batch_size == 16 and model.max_length == 64 and model.lam == 0.5  # λ stays per variant
+    gpt2 = resolved(tmp_path, "pipeline=zaug", "generator=gpt2_unlikelihood", "generator.init_from=./my-gpt2")
+    assert gpt2.pipeline.generator_model.init_from == "./my-gpt2" and gpt2.pipeline.generator_model.optimizer.lr == 3e-3

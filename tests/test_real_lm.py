@@ -25,6 +25,7 @@ import pytest
 from conftest import compose_config
 from nliforge.generate import generate
 from nliforge.generation.types import GenerationError
+from nliforge.pipeline.stand_in import resolve_generator
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
@@ -273,3 +274,29 @@ def test_bad_server_is_a_one_line_error_and_nothing_half_written(tmp_path, world
         assert ("generator.model" in message) if name == "wrong_model" else ("nliforge-vllm start" in message)
         assert not (run / "stages" / "generate.jsonl").exists() and not (run / "dataset.jsonl").exists()
         assert not list(run.rglob("*.tmp"))
+
+
+@pytest.mark.timeout(900)
+def test_zaug_generator_fine_tuned_from_smollm2(tmp_path, smollm2_dir):
+    """Item 5's real part: the Z-Aug losses on SmolLM2's weights, then sampling from the saved folder."""
+    from omegaconf import OmegaConf
+    from transformers import AutoConfig
+
+    from nliforge.generation.backends.nli_generator import NLIGeneratorBackend
+    from nliforge.generation.types import GenerationRequest, Response, Sampling
+    from nliforge.models.causal_lm import read_lm_meta
+    from nliforge.models.generator_train import train_generator
+    from nliforge.world import WorldConfig, generate_split
+
+    cfg = resolve_generator(compose_config("generate", ["pipeline=zaug", "experiment=demo", "generator=causal_unlikelihood"],
+                                           tmp_path / "run", tmp_path / "cache")).pipeline.generator_model
+    settings = {**OmegaConf.to_container(cfg, resolve=True), "max_steps": 3, "batch_size": 8}
+    out = train_generator(generate_split(WorldConfig(seed=3, n_train=64), "train"), tmp_path / "gen", settings)
+    meta = read_lm_meta(out)
+    assert meta["steps"] == 3 and meta["settings"]["init_from"] == "smollm2-135m-instruct"
+    config = AutoConfig.from_pretrained(out)
+    assert config.model_type == "llama" and config.vocab_size == AutoConfig.from_pretrained(smollm2_dir).vocab_size + 3
+    backend = NLIGeneratorBackend(str(out), batch_size=4)
+    answers = backend.generate_batch([GenerationRequest(f"u{i}", "", Sampling(max_tokens=30), seed=i) for i in range(4)])
+    words = [w for a in answers if isinstance(a, Response) for w in re.findall(r"[A-Za-z]+", a.texts[0])]
+    assert len(words) >= 8  # English from a pretrained LM after 3 steps, not byte soup

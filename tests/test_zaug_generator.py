@@ -197,3 +197,51 @@ def test_debias_finetuning_from_a_generator(generator_dir, records, tmp_path):
     assert meta["n_rejected"] == len(rejected) > 0 and meta["steps"] == 10
     base = AutoModelForCausalLM.from_pretrained(out).transformer.wte.weight
     assert not torch.equal(AutoModelForCausalLM.from_pretrained(tuned).transformer.wte.weight, base)
+
+
+@pytest.fixture(scope="module")
+def pretrained_llama(records, tmp_path_factory):
+    """A pretrained causal LM of another family than GPT-2 (a tiny Llama) saved as a plain HF folder."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tokenizer = train_causal_tokenizer([t for r in records for t in (r.premise, r.hypothesis)], vocab_size=500)
+    torch.manual_seed(1)
+    model = LlamaForCausalLM(LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
+                                         num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
+                                         max_position_embeddings=128, bos_token_id=tokenizer.bos_token_id,
+                                         eos_token_id=tokenizer.eos_token_id))
+    folder = tmp_path_factory.mktemp("pretrained") / "tiny-llama"
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def test_init_from_any_causal_lm_starts_from_its_weights(pretrained_llama, records, tmp_path):
+    cfg = OmegaConf.to_container(OmegaConf.load(f"{CONF_DIR}/model/tiny_generator.yaml"))
+    cfg.update(init_from=str(pretrained_llama), max_steps=1, batch_size=8, warmup_steps=0)
+    cfg["optimizer"]["lr"] = 0.0  # one step that moves nothing: the saved weights are the pretrained ones
+    frozen = train_generator(records[:8], tmp_path / "frozen", cfg)
+    base = AutoModelForCausalLM.from_pretrained(pretrained_llama)
+    tuned = AutoModelForCausalLM.from_pretrained(frozen)
+    assert tuned.config.model_type == "llama" and tuned.config.vocab_size == base.config.vocab_size + 3
+    n = base.config.vocab_size
+    assert torch.equal(tuned.model.embed_tokens.weight[:n], base.model.embed_tokens.weight)
+    assert torch.equal(tuned.model.layers[0].mlp.up_proj.weight, base.model.layers[0].mlp.up_proj.weight)
+    cfg["optimizer"]["lr"] = 3e-3
+    cfg.update(max_steps=30, lam=0.5)
+    learned = train_generator(records, tmp_path / "learned", cfg)
+    meta = read_lm_meta(learned)
+    assert meta["settings"]["init_from"] == str(pretrained_llama) and meta["final_loss"] < meta["initial_loss"] - 0.5
+    backend = NLIGeneratorBackend(str(learned), batch_size=8)  # samples like any generator folder
+    answers = backend.generate_batch([GenerationRequest(f"u{i}", "", Sampling(max_tokens=40), seed=i) for i in range(8)])
+    assert all(isinstance(a, Response) and a.texts[0] for a in answers)
+
+
+def test_init_from_a_missing_folder_names_the_key(records, tmp_path):
+    from nliforge.generation.types import GenerationError
+
+    cfg = OmegaConf.to_container(OmegaConf.load(f"{CONF_DIR}/model/tiny_generator.yaml"))
+    cfg.update(init_from=str(tmp_path / "no" / "such-lm"))
+    with pytest.raises(GenerationError, match=r"init_from='.*such-lm': no such folder"):
+        train_generator(records[:8], tmp_path / "out", cfg)
+    assert not (tmp_path / "out").exists() and not list(tmp_path.glob("out*"))

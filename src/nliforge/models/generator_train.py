@@ -27,6 +27,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, GPT2Config, GPT2LM
 
 from nliforge.data.records import Record
 from nliforge.models.causal_lm import META_NAME, is_finished
+from nliforge.generation.backends.hf_local import load_causal_lm
 from nliforge.models.nli_generator import (GeneratorExample, NLIGenerator, add_label_tokens, collate,
                                            encode_examples)
 from nliforge.models.tiny_tokenizer import train_causal_tokenizer
@@ -67,21 +68,23 @@ def generator_digest(examples: Sequence[GeneratorExample], cfg: Mapping[str, Any
 
 
 def build_model_and_tokenizer(cfg: Mapping[str, Any], examples: Sequence[GeneratorExample]):
-    """(model, tokenizer) with the label tokens, from `init`, a tiny config or a pretrained name."""
+    """(model, tokenizer) with the label tokens: from `init` (a trained generator to fine-tune further),
+    `init_from` (any pretrained causal LM: §2's GPT-2, SmolLM2, ...), a tiny config or a pretrained name."""
     torch.manual_seed(int(cfg.get("seed", 0)))
     backbone = dict(cfg.get("backbone") or {})
     if cfg.get("init"):
         source = str(cfg["init"])
         tokenizer, model = AutoTokenizer.from_pretrained(source), AutoModelForCausalLM.from_pretrained(source)
+    elif cfg.get("init_from") or backbone.get("kind") == "pretrained":
+        key = "init_from" if cfg.get("init_from") else "model.backbone.name_or_path"
+        model, tokenizer = load_causal_lm(str(cfg.get("init_from") or backbone["name_or_path"]), key=key)
     elif backbone.get("kind") == "tiny":
         texts = [t for ex in examples for t in (ex.premise, ex.hypothesis)]
         tokenizer = train_causal_tokenizer(texts, vocab_size=int(backbone.get("vocab_size", 2000)))
         model = None
-    elif backbone.get("kind") == "pretrained":
-        tokenizer = AutoTokenizer.from_pretrained(backbone["name_or_path"])
-        model = AutoModelForCausalLM.from_pretrained(backbone["name_or_path"])
     else:
-        raise ValueError(f"model.backbone.kind={backbone.get('kind')!r}; valid: tiny, pretrained (or set model.init)")
+        raise ValueError(f"model.backbone.kind={backbone.get('kind')!r}; valid: tiny, pretrained (or set model.init, "
+                         f"or init_from: a causal LM folder, Hub id or packaged name)")
     add_label_tokens(tokenizer)
     if model is None:
         model = GPT2LMHeadModel(GPT2Config(

@@ -5,7 +5,9 @@
 small LM it trains (`generator_lm` stage) or the local stand-in server. That block is applied only
 while no generator is chosen, so `experiment=demo generator=smollm2` runs the same demo on the real
 model: the stand-in's training stage is left out and a pipeline with its own list of LLMs
-(long-text: `pipeline.generators` and the rubric judge) uses the chosen generator for all of them.
+(long-text: `pipeline.generators` and the rubric judge) uses the chosen generator for all of them, and
+Z-Aug with `generator=causal_unlikelihood` (or gpt2_unlikelihood with `init_from`) trains its generator
+from that pretrained LM.
 
 Resolution happens once, before anything is written, so the run's config.yaml records what ran.
 """
@@ -54,3 +56,16 @@ def _replace_pipeline_llms(cfg: DictConfig) -> None:
         rubric.judge = OmegaConf.merge(cfg.generator, {"name": "judge"})
     if "local_server" in pipeline:
         pipeline.local_server = False
+    if "generator_model" in pipeline and str(cfg.generator.kind) == "gpt2_unlikelihood":
+        _train_generator_from(cfg)
+
+
+def _train_generator_from(cfg: DictConfig) -> None:
+    """Z-Aug: `generator.init_from` (a pretrained causal LM) and `generator.train` (its training settings)
+    go into the generator the pipeline trains (`pipeline.generator_model`)."""
+    gen = cfg.generator
+    if gen.get("train"):
+        cfg.pipeline.generator_model = OmegaConf.merge(cfg.pipeline.generator_model, gen.train)
+    if gen.get("init_from"):
+        cfg.pipeline.generator_model.init_from = gen.init_from
+        log.info("the Z-Aug generator is fine-tuned from %s", gen.init_from)

@@ -28,15 +28,16 @@ NUCLEUS_K = 64  # candidate tokens tried for the nucleus before a full sort
 _CONTEXT_KEYS = ("n_positions", "max_position_embeddings", "n_ctx", "seq_length")
 
 
-def load_causal_lm(model: str, device: str = "cpu", dtype: str = "float32"):
-    """(model, tokenizer) from a local folder or a Hub id; a clear GenerationError when neither loads."""
+def load_causal_lm(model: str, device: str = "cpu", dtype: str = "float32", key: str = "generator.model"):
+    """(model, tokenizer) from a local folder, a Hub id or a packaged name; a clear GenerationError
+    naming the config `key` when none loads."""
     if dtype not in DTYPES:
         raise GenerationError(f"generator.dtype={dtype!r} is not supported; expected one of {sorted(DTYPES)}")
     if is_packaged(model):  # a model shipped inside a PyPI package (converted once, then a folder)
         model = str(packaged_folder(model))
     path = Path(model).expanduser()
     if _looks_like_path(model) and not path.is_dir():
-        raise GenerationError(f"generator.model={model!r}: no such folder ({path.resolve()} does not exist); give a folder "
+        raise GenerationError(f"{key}={model!r}: no such folder ({path.resolve()} does not exist); give a folder "
                               f"holding config.json, the weights and the tokenizer, a Hub id, or a packaged "
                               f"model name ({', '.join(sorted(PACKAGED))})")
     source = str(path) if path.is_dir() else model
@@ -47,9 +48,9 @@ def load_causal_lm(model: str, device: str = "cpu", dtype: str = "float32"):
         offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false", "False")
         hub = "not in the local Hub cache (HF_HUB_OFFLINE is set)" if offline else "not loadable from the Hub"
         raise GenerationError(
-            f"generator.model={model!r} could not be loaded as a causal LM: tried the folder "
+            f"{key}={model!r} could not be loaded as a causal LM: tried the folder "
             f"{path.resolve()} ({'exists' if path.is_dir() else 'does not exist'}) and the Hub id "
-            f"{model!r} ({hub}). Set generator.model to a folder holding config.json, the weights "
+            f"{model!r} ({hub}). Set {key} to a folder holding config.json, the weights "
             f"and the tokenizer (e.g. one written by nliforge.models.causal_lm.train_prompt_lm). "
             f"Cause: {type(err).__name__}: {str(err)[:300]}") from err
     return lm.to(device).eval(), tokenizer
