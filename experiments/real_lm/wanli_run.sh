@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Issue 18 item 6: the WANLI pipeline with a real LM (SmolLM2-135M-Instruct in process) on the biased
+# world: seeds from D0's data map, exemplars, SmolLM2 overgenerates, heuristics and max variability,
+# the annotators' stand-in reviews; then D0, a floor, D0 + W, D0 ◇ W and a ceiling, 3 seeds each.
+# Offline, 2 CPU cores, ~30 min.
+#   bash experiments/real_lm/wanli_run.sh       # tables -> experiments/real_lm/wanli_report/, wanli_table.md
+# Scratch: $NLIFORGE_EXP (default /tmp/nliforge_exp/real_lm_wanli). Registers the gitignored
+# data/train_sets=[exp_real_lm_w] (conf/data/train_sets/exp_real_lm_w.yaml, pointing into the scratch).
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$HERE/../common.sh"
+R="${NLIFORGE_EXP:-/tmp/nliforge_exp/real_lm_wanli}"
+[ "${FRESH:-1}" = 1 ] && rm -rf "$R"
+mkdir -p "$R"; rm -rf "$R/sweep"
+N_TRAIN="${N_TRAIN:-4000}"       # D0 = synthetic_biased pairs
+PER_LABEL="${PER_LABEL:-100}"    # seeds per intended label: 300 prompts x 5 samples = 1,500 generations
+EPOCHS="${EPOCHS:-5}"
+THRESHOLD="${THRESHOLD:-0.8}"    # the annotators' stand-in keeps a pair when p(argmax) >= this
+T0=$SECONDS
+stamp() { echo "== [$((SECONDS - T0)) s] $*"; }
+
+stamp "1/5 the annotators' stand-in: the demo recipe on the UNBIASED world split (people know the true labels)"
+[ -f "$R/annotator/model/config.json" ] || nliforge-train experiment=demo 'data/train_sets=[synthetic]' seed=0 \
+    callbacks=none logger=none trainer.enable_progress_bar=false hydra.run.dir="$R/annotator"
+
+GEN=(pipeline=wanli experiment=demo world.n_train="$N_TRAIN" model.max_epochs=5 pipeline.seeds.max_per_label="$PER_LABEL"
+     trainer.enable_progress_bar=false generator.runner.progress=false)
+stamp "2/5 WANLI generation with SmolLM2 (the classifier for the data map is trained on D0)"
+nliforge-generate "${GEN[@]}" generator=smollm2 hydra.run.dir="$R/wanli_smollm2"
+stamp "2b/5 the same with the demo's stand-in LM, for the per-stage drops only (it is trained on world pairs)"
+nliforge-generate "${GEN[@]}" hydra.run.dir="$R/wanli_standin"
+
+stamp "3/5 review by the annotators' stand-in -> data/train_sets=[exp_real_lm_w]"
+nliforge-review teacher run="$R/wanli_smollm2" teacher.model_dir="$R/annotator/model" teacher.threshold="$THRESHOLD"
+nliforge-review aggregate run="$R/wanli_smollm2" aggregate.mode=automatic aggregate.name=exp_real_lm_w
+N_W=$(grep -c . "$R/wanli_smollm2/review/reviewed.jsonl")
+stamp "W = $N_W reviewed pairs"
+
+COMMON=(model.max_epochs="$EPOCHS" suite=synthetic seed=1,2,3 callbacks=none logger=none save_model=false
+        trainer.enable_progress_bar=false)
+stamp "4/5 rows (3 seeds each): D0; floor = the biased split with |W| more pairs; D0 + W; D0 ◇ W; ceiling = D0 + |W| unbiased pairs"
+nliforge-train -m 'data/train_sets=[synthetic_biased]' world.n_train="$N_TRAIN" "${COMMON[@]}" hydra.sweep.dir="$R/sweep/1_d0"
+nliforge-train -m 'data/train_sets=[synthetic_biased]' world.n_train="$((N_TRAIN + N_W))" "${COMMON[@]}" \
+    hydra.sweep.dir="$R/sweep/2_floor"
+nliforge-train -m 'data/train_sets=[synthetic_biased,exp_real_lm_w]' data.combine=augment world.n_train="$N_TRAIN" \
+    "${COMMON[@]}" hydra.sweep.dir="$R/sweep/3_plus"
+nliforge-train -m 'data/train_sets=[synthetic_biased,exp_real_lm_w]' data.combine=replace world.n_train="$N_TRAIN" \
+    "${COMMON[@]}" hydra.sweep.dir="$R/sweep/4_rep"
+nliforge-train -m 'data/train_sets=[synthetic_biased,synthetic]' data.train_sets.synthetic.limit="$N_W" data.combine=augment \
+    world.n_train="$N_TRAIN" "${COMMON[@]}" hydra.sweep.dir="$R/sweep/5_ceiling"
+
+stamp "5/5 report"
+python "$HERE/wanli_table.py" --scratch "$R" --out "$HERE/wanli_table.md"
+stamp "done: $HERE/wanli_table.md"

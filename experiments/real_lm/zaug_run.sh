@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Issue 18 item 5: the Z-Aug generator fine-tuned from a real pretrained LM (SmolLM2-135M-Instruct)
+# against the generator trained from scratch, with and without the label-consistency unlikelihood,
+# 3 seeds. Offline, 2 CPU cores, ~45 min.
+#   bash experiments/real_lm/zaug_run.sh        # tables -> experiments/real_lm/zaug_table.md
+# Scratch: $NLIFORGE_EXP (default /tmp/nliforge_exp/real_lm_zaug). SEEDS, N_TRAIN, N_SAMPLES, STEPS override.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$HERE/../common.sh"
+R="${NLIFORGE_EXP:-/tmp/nliforge_exp/real_lm_zaug}"
+[ "${FRESH:-1}" = 1 ] && rm -rf "$R"
+mkdir -p "$R"
+SEEDS="${SEEDS:-0 1 2}"
+N_TRAIN="${N_TRAIN:-2000}"      # D0: pairs of the biased world split (the demo's 5000, reduced for SmolLM2 on CPU)
+N_SAMPLES="${N_SAMPLES:-300}"   # whole instances sampled per generator
+STEPS="${STEPS:-60}"            # SmolLM2 fine-tuning steps of 16 pairs (~half an epoch of D0)
+T0=$SECONDS
+stamp() { echo "== [$((SECONDS - T0)) s] $*"; }
+
+stamp "teacher (the paper's set-up: trained on D0, the biased data)"
+[ -f "$R/teacher/model/config.json" ] || nliforge-train experiment=demo world.n_train="$N_TRAIN" model.max_epochs=3 seed=0 \
+    callbacks=none logger=none trainer.enable_progress_bar=false hydra.run.dir="$R/teacher"
+stamp "oracle scorer (measurement only, never in a pipeline): the demo recipe on the UNBIASED world split"
+[ -f "$R/oracle/model/config.json" ] || nliforge-train experiment=demo 'data/train_sets=[synthetic]' seed=0 \
+    callbacks=none logger=none trainer.enable_progress_bar=false hydra.run.dir="$R/oracle"
+
+COMMON=(pipeline=zaug experiment=demo world.n_train="$N_TRAIN" pipeline.classifier.run_dir="$R/teacher"
+        "pipeline.stages=[classifier,zaug_generator,zaug_sample,confidence]" pipeline.zaug_sample.n_samples="$N_SAMPLES"
+        pipeline.zaug_generator.progress=false pipeline.zaug_sample.progress=false trainer.enable_progress_bar=false)
+for seed in $SEEDS; do
+    stamp "seed $seed: from scratch (the demo's tiny GPT-2, 3 epochs of D0), lambda 0.5 and 0"
+    [ -f "$R/scratch_s$seed/manifest.json" ] && grep -q '"confidence"' "$R/scratch_s$seed/manifest.json" || \
+    nliforge-generate "${COMMON[@]}" seed="$seed" pipeline.generator_model.seed="$seed" hydra.run.dir="$R/scratch_s$seed"
+    stamp "seed $seed: SmolLM2-135M-Instruct fine-tuned ($STEPS steps), lambda 0.5 and 0"
+    [ -f "$R/smollm2_s$seed/manifest.json" ] && grep -q '"confidence"' "$R/smollm2_s$seed/manifest.json" || \
+    nliforge-generate "${COMMON[@]}" generator=causal_unlikelihood generator.train.max_steps="$STEPS" seed="$seed" \
+        pipeline.generator_model.seed="$seed" pipeline.zaug_sample.batch_size=32 hydra.run.dir="$R/smollm2_s$seed"
+done
+stamp "table"
+python "$HERE/zaug_table.py" --scratch "$R" --out "$HERE/zaug_table.md"
+stamp "done: $HERE/zaug_table.md"

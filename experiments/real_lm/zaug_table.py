@@ -1,0 +1,120 @@
+"""The table of issue 18 item 5 from the run folders of `zaug_run.sh`.
+
+    python experiments/real_lm/zaug_table.py --scratch /tmp/nliforge_exp/real_lm_zaug --out zaug_table.md
+
+Per generator (scratch / smollm2), variant (ul: λ = 0.5, mle: λ = 0) and seed: parsed samples,
+agreement of the teacher (trained on D0, the paper's set-up; read from the `confidence` stage) and of
+an oracle scorer (trained on the unbiased world split; measurement only), and each planted artifact
+in the samples twice: z of the z-filter's feature for its label (`feature_standing`), and the world's
+own definition (P(target | feature), prevalence; `measure_artifact`). Then mean ± std over seeds and
+the paired difference ul − mle with a 95% t interval (n = 3: 2 degrees of freedom).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from pathlib import Path
+
+from scipy import stats
+
+from nliforge.data.labels import LABELS
+from nliforge.data.records import Record
+from nliforge.pipeline.classifier import ClassifierRun
+from nliforge.pipeline.zaug_report import feature_standing
+from nliforge.world.artifacts import ARTIFACTS, measure_artifact
+
+GENERATORS = {"scratch": "tiny GPT-2 from scratch", "smollm2": "SmolLM2-135M-Instruct fine-tuned"}
+Z_FEATURES = {"entailment": "full-lex-overlap", "neutral": "hypo-len:10-14", "contradiction": "not@hypothesis"}
+
+
+def samples(run: Path) -> list[dict]:
+    return [json.loads(x) for x in (run / "stages" / "zaug_sample.jsonl").read_text().splitlines() if x.strip()]
+
+
+def measure_run(run: Path, oracle: ClassifierRun) -> dict[str, dict]:
+    """variant -> the numbers of one generator run."""
+    manifest = json.loads((run / "manifest.json").read_text())
+    consistency = manifest["stages"]["confidence"]["extra"]["label_consistency"]
+    rows, out = samples(run), {}
+    for variant, numbers in consistency.items():
+        mine = [r for r in rows if r["variant"] == variant]
+        recs = [Record(r["uid"], r["premise"], r["hypothesis"], r["label"]) for r in mine]
+        probs = oracle.final_probs([(r.premise, r.hypothesis) for r in recs])
+        agree = sum(LABELS[int(p.argmax())] == r.label for p, r in zip(probs, recs)) / max(1, len(recs))
+        standing = feature_standing(recs, {label: [name] for label, name in Z_FEATURES.items()})
+        world = {name: measure_artifact(recs, name) for name in ARTIFACTS}
+        out[variant] = {"parsed": len(recs), "teacher": numbers["teacher_agrees"], "oracle": agree,
+                        "z": {label: standing[label][0][1] for label in Z_FEATURES},
+                        "world": {name: (m["p_target_given_feature"], m["p_feature"]) for name, m in world.items()}}
+    return out
+
+
+def mean_sd(values: list[float]) -> str:
+    values = [v for v in values if v is not None]
+    if not values:
+        return "–"
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{statistics.mean(values):.3f} ± {sd:.3f}"
+
+
+def paired_interval(a: list[float], b: list[float]) -> str:
+    """mean of a − b with a 95% t interval over the paired seeds."""
+    d = [x - y for x, y in zip(a, b)]
+    m = statistics.mean(d)
+    if len(d) < 2:
+        return f"{m:+.3f}"
+    half = stats.t.ppf(0.975, len(d) - 1) * statistics.stdev(d) / len(d) ** 0.5
+    return f"{m:+.3f} [{m - half:+.3f}, {m + half:+.3f}]"
+
+
+def render(results: dict[str, dict[int, dict]], n_train: int) -> str:
+    lines = ["# Z-Aug generator: pretrained (SmolLM2) vs from scratch, λ = 0.5 vs 0 (3 seeds)", "",
+             f"D0 = {n_train} biased world pairs. Samples: whole instances, temperature 1, top_p 1.", "",
+             "## Label consistency (mean ± std over seeds; Δ = ul − mle, paired by seed, 95% t interval)", "",
+             "| generator | variant | parsed | teacher agrees (biased teacher) | oracle agrees |",
+             "|---|---|---|---|---|"]
+    for gen, seeds in results.items():
+        for variant in ("ul", "mle"):
+            per = [seeds[s][variant] for s in sorted(seeds)]
+            lines.append(f"| {GENERATORS[gen]} | {variant} | {mean_sd([p['parsed'] for p in per])} | "
+                         f"{mean_sd([p['teacher'] for p in per])} | {mean_sd([p['oracle'] for p in per])} |")
+        ul, mle = ([seeds[s][v] for s in sorted(seeds)] for v in ("ul", "mle"))
+        lines.append(f"| {GENERATORS[gen]} | **Δ ul − mle** | | {paired_interval([p['teacher'] for p in ul], [p['teacher'] for p in mle])} | "
+                     f"{paired_interval([p['oracle'] for p in ul], [p['oracle'] for p in mle])} |")
+    lines += ["", "## Planted artifacts in the samples (mean ± std over seeds)", "",
+              "z: the z-filter feature's z for its label; world: P(target | feature) / prevalence, by the world's own "
+              "definition (any negation word, full overlap, long hypothesis).", "",
+              "| generator | variant | " + " | ".join(f"z {Z_FEATURES[l]}" for l in Z_FEATURES) + " | "
+              + " | ".join(f"world {n}" for n in ARTIFACTS) + " |", "|---" * (2 + len(Z_FEATURES) + len(ARTIFACTS)) + "|"]
+    for gen, seeds in results.items():
+        for variant in ("ul", "mle"):
+            per = [seeds[s][variant] for s in sorted(seeds)]
+            zs = [mean_sd([p["z"][l] for p in per]) for l in Z_FEATURES]
+            world = [f"{mean_sd([p['world'][n][0] for p in per])} / {statistics.mean(p['world'][n][1] for p in per):.2f}"
+                     for n in ARTIFACTS]
+            lines.append(f"| {GENERATORS[gen]} | {variant} | " + " | ".join(zs + world) + " |")
+    lines += ["", "Per seed: `zaug_table.json`."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scratch", type=Path, required=True)
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args(argv)
+    oracle = ClassifierRun(args.scratch / "oracle")
+    results: dict[str, dict[int, dict]] = {}
+    for run in sorted(args.scratch.glob("*_s[0-9]*")):
+        gen, seed = run.name.rsplit("_s", 1)
+        if (run / "stages" / "zaug_sample.jsonl").exists():
+            results.setdefault(gen, {})[int(seed)] = measure_run(run, oracle)
+    d0 = len(ClassifierRun(args.scratch / "teacher").train_records())
+    args.out.write_text(render(results, d0))
+    args.out.with_suffix(".json").write_text(json.dumps(results, indent=1, default=str) + "\n")
+    print(args.out.read_text())
+
+
+if __name__ == "__main__":
+    main()
