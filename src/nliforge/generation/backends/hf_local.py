@@ -12,6 +12,7 @@ together with max_tokens becomes a Failure("context_length"), not a crash.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -54,6 +55,17 @@ def load_causal_lm(model: str, device: str = "cpu", dtype: str = "float32", key:
             f"and the tokenizer (e.g. one written by nliforge.models.causal_lm.train_prompt_lm). "
             f"Cause: {type(err).__name__}: {str(err)[:300]}") from err
     return lm.to(device).eval(), tokenizer
+
+
+def cache_argument(lm) -> str:
+    """The forward() keyword of the KV cache: `cache` since transformers 5.2x, `past_key_values` before."""
+    return "cache" if "cache" in inspect.signature(lm.forward).parameters else "past_key_values"
+
+
+def _cache_of(out):
+    """The KV cache a forward pass returned, under either name."""
+    cache = getattr(out, "cache", None)
+    return cache if cache is not None else out.past_key_values
 
 
 def _looks_like_path(name: str) -> bool:
@@ -105,6 +117,7 @@ class HFLocal:
         self.batch_size = int(batch_size)
         self.device = device
         self._lm, self._tok = load_causal_lm(self.model, device, dtype)
+        self._cache_arg = cache_argument(self._lm)
         self.max_context = max_context or context_limit(self._lm.config)
         self._eos = _eos_ids(self._lm, self._tok)
         self._pad = next(i for i in (self._tok.pad_token_id, self._tok.eos_token_id, 0) if i is not None)
@@ -168,9 +181,9 @@ class HFLocal:
             mask = torch.cat([mask, mask.new_ones((len(present), 1))], dim=-1)
             step = torch.tensor([[rows[i].tokens[-1] if rows[i].finish is None else self._pad]
                                  for i in present], device=self.device)
-            out = self._lm(input_ids=step, attention_mask=mask, position_ids=positions,
-                           past_key_values=cache, use_cache=True)
-            logits, cache, positions = out.logits[:, -1, :], out.past_key_values, positions + 1
+            out = self._lm(input_ids=step, attention_mask=mask, position_ids=positions, use_cache=True,
+                           **{self._cache_arg: cache})
+            logits, cache, positions = out.logits[:, -1, :], _cache_of(out), positions + 1
         return [self._response(requests[r], prompts[r], [row for row in rows if row.request == r])
                 for r in range(len(requests))]
 
@@ -193,7 +206,7 @@ class HFLocal:
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         out = self._lm(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True,
                        logits_to_keep=1)
-        return out.logits[:, -1, :], out.past_key_values, mask
+        return out.logits[:, -1, :], _cache_of(out), mask
 
     def _advance(self, row: _Row, token: int) -> None:
         """Append a token; mark the row finished at EOS, a stop string or max_tokens."""
