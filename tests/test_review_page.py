@@ -6,8 +6,10 @@ installs both (.ci/run) and sets NLIFORGE_REQUIRE_BROWSER=1, so there they run o
 
 from __future__ import annotations
 
+import http.server
 import os
 import shutil
+import threading
 import time
 from collections import defaultdict
 
@@ -207,4 +209,66 @@ def test_without_rubric_mode_no_sliders_are_shown(browser, tmp_path):
         assert not page.is_visible("#rubric") and page.locator("#rubric input").count() == 0
         _press(page, "2")
         assert [j.rubric for j in srv.store.judgements()] == [None]
+        context.close()
+
+
+FOREIGN_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>somewhere else</title></head>
+<body data-sent="no"><script>
+  // What any web site a reviewer visits could run: requests that need no CORS permission.
+  const target = "%(target)sapi/judgement";
+  const body = JSON.stringify({uid: "u0", annotator: "mallory", label: "contradiction"});
+  const plain = fetch(target, {method: "POST", mode: "no-cors", headers: {"Content-Type": "text/plain"}, body});
+  const asJson = fetch(target, {method: "POST", headers: {"Content-Type": "application/json"}, body});
+  Promise.allSettled([plain, asJson]).then((r) => { document.body.dataset.sent = r.map((x) => x.status).join(","); });
+</script></body></html>"""
+
+
+class _ForeignSite:
+    """A page on another 127.0.0.1 port (another origin), served by the standard library's HTTP server."""
+
+    def __init__(self, target: str):
+        page = (FOREIGN_PAGE % {"target": target}).encode()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - the http.server API
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_a_foreign_page_cannot_write_but_the_real_page_can(browser, tmp_path):
+    """Issue 19 item 1: a page from another origin sends a no-cors text/plain POST (and a JSON one) to
+    /api/judgement; the server receives the first and refuses it, the browser stops the second at its
+    preflight; nothing is stored. Then the real page, in the same browser, saves a judgement."""
+    with ReviewServer(tmp_path / "review.sqlite", items=ITEMS) as srv, _ForeignSite(srv.url) as site:
+        context = browser.new_context()
+        page = context.new_page()
+        seen = []
+        page.on("response", lambda r: seen.append((r.request.method, r.status)) if "/api/judgement" in r.url else None)
+        page.goto(site.url)
+        page.wait_for_selector('body:not([data-sent="no"])', state="attached", timeout=5000)
+        assert page.get_attribute("body", "data-sent") == "fulfilled,rejected"   # opaque answer; preflight fails
+        assert seen == [("POST", 403)]                       # the server got the text/plain POST and refused it
+        assert srv.store.judgements() == []
+        real = _open(context, srv.url, "alice")
+        _press(real, "3")
+        assert [(j.uid, j.annotator, j.label) for j in srv.store.judgements()] == [("u0", "alice", "contradiction")]
+        assert real.js_errors == []
         context.close()

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -21,9 +22,30 @@ from nliforge.review.types import RUBRIC_CRITERIA
 ITEMS = [Record(f"u{i}", f"Premise {i} is here.", f"Hypothesis {i}.", None) for i in range(3)]
 
 
-def _request(url: str, body: dict | bytes | None = None, headers: dict | None = None) -> tuple[int, bytes]:
+PAGE_TOKEN = re.compile(rb'<meta name="nliforge-page-token" content="([^"]+)">')
+
+
+def _page_headers(url: str, headers: dict | None = None) -> dict[str, str]:
+    """What the real page sends with its API calls: the page token it received on load, and (as a
+    browser does) its own origin. Loads the page like a browser, with the access token if the URL
+    or `headers` (X-Review-Token) has one."""
+    parts = urllib.parse.urlsplit(url)
+    query = urllib.parse.parse_qs(parts.query)
+    root = f"{parts.scheme}://{parts.netloc}/" + (f"?token={query['token'][0]}" if "token" in query else "")
+    access = {k: v for k, v in (headers or {}).items() if k == "X-Review-Token"}
+    with urllib.request.urlopen(urllib.request.Request(root, headers=access), timeout=10) as resp:
+        token = PAGE_TOKEN.search(resp.read()).group(1).decode()
+    return {"X-Review-Page-Token": token, "Origin": f"{parts.scheme}://{parts.netloc}"}
+
+
+def _request(url: str, body: dict | bytes | None = None, headers: dict | None = None,
+             as_page: bool = True) -> tuple[int, bytes]:
+    """GET (no body) or POST JSON; `as_page`: API calls carry the page's token and origin like the real page."""
     data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
-    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json", **(headers or {})},
+    sent = {"Content-Type": "application/json"}
+    if as_page and "/api/" in url:
+        sent.update(_page_headers(url, headers))
+    req = urllib.request.Request(url, data=data, headers={**sent, **(headers or {})},
                                  method="POST" if data is not None else "GET")
     try:
         with urllib.request.urlopen(req, timeout=10) as resp:
@@ -67,13 +89,14 @@ def test_with_a_token_every_request_must_carry_it(tmp_path):
     with ReviewServer(tmp_path / "t.sqlite", items=ITEMS, token="s3cret") as srv:
         assert _request(srv.url)[0] == 401
         assert _request(srv.url + "review.js")[0] == 401
-        assert _request(srv.url + "api/next?annotator=alice")[0] == 401
-        assert _request(srv.url + "api/next?annotator=alice&token=wrong")[0] == 401
-        assert _request(srv.url + "api/next?annotator=alice", headers={"X-Review-Token": "wrong"})[0] == 401
+        assert _request(srv.url + "api/next?annotator=alice", as_page=False)[0] == 401
+        assert _request(srv.url + "api/next?annotator=alice&token=wrong", as_page=False)[0] == 401
+        assert _request(srv.url + "api/next?annotator=alice", headers={"X-Review-Token": "wrong"},
+                        as_page=False)[0] == 401
         status, page = _request(srv.url + "?token=s3cret")
         assert status == 200 and b'src="review.js?token=s3cret"' in page   # the page's own files carry it
         assert _request(srv.url + "review.js?token=s3cret")[0] == 200
-        status, body = _request(srv.url + "api/next?annotator=alice", headers={"X-Review-Token": "s3cret"})
+        status, body = _request(srv.url + "api/next?annotator=alice&token=s3cret")
         assert status == 200 and json.loads(body)["item"]["uid"] == "u0"
         status, _ = _request(srv.url + "api/judgement?token=s3cret",
                              {"uid": "u0", "annotator": "alice", "label": "neutral"})
@@ -117,7 +140,79 @@ def test_unknown_query_parameters_are_refused(server):
 
 def test_a_foreign_host_header_is_refused_on_localhost(server):
     assert _raw_get(server.port, "/api/progress?annotator=a", host_header="evil.example:80")[0] == 400
-    assert _raw_get(server.port, "/api/progress?annotator=a", host_header=f"localhost:{server.port}")[0] == 200
+    assert _raw_get(server.port, "/", host_header="evil.example:80")[0] == 400
+    assert _raw_get(server.port, "/", host_header=f"localhost:{server.port}")[0] == 200
+
+
+def _post(port: int, body: bytes, headers: dict[str, str]) -> tuple[int, dict]:
+    """POST /api/judgement with exactly these headers (http.client adds only Host and Content-Length)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("POST", "/api/judgement", body=body, headers=headers)
+    resp = conn.getresponse()
+    out = resp.status, json.loads(resp.read())
+    conn.close()
+    return out
+
+
+def _tampered(token: str) -> str:
+    """The token with its last character changed (to one it is not)."""
+    return token[:-1] + ("1" if token[-1] == "0" else "0")
+
+
+JUDGED = json.dumps({"uid": "u0", "annotator": "mallory", "label": "contradiction"}).encode()
+
+
+def test_cross_site_writes_are_refused_and_the_page_s_own_write_is_stored(server):
+    """Issue 19 item 1: what a foreign page can send (another origin, text/plain, no page token) is refused
+    with nothing stored; the page's own request (its origin, JSON, the token it got on load) is stored."""
+    own = f"http://127.0.0.1:{server.port}"
+    page = _page_headers(server.url)
+    json_ct = {"Content-Type": "application/json"}
+    refused = [
+        ({**page, "Origin": "http://127.0.0.1:9"}, 403, "not this page's origin"),          # another local port
+        ({**page, "Origin": "http://evil.example"}, 403, "not this page's origin"),
+        ({**page, "Origin": "null"}, 403, "not this page's origin"),                          # sandboxed / file page
+        ({**page, "Origin": "", "Referer": "http://evil.example/x.html"}, 403, "Referer"),
+        ({"X-Review-Page-Token": page["X-Review-Page-Token"], **json_ct}, 403, "no Origin or Referer"),
+        ({**page, "Content-Type": "text/plain"}, 415, "expected application/json"),         # a no-cors fetch
+        ({**page, "Content-Type": "application/x-www-form-urlencoded"}, 415, "application/json"),  # a form
+        ({"Origin": own, **json_ct}, 403, "missing page token"),
+        ({"Origin": own, "X-Review-Page-Token": "made.up", **json_ct}, 403, "wrong page token"),
+        ({"Origin": own, "X-Review-Page-Token": _tampered(page["X-Review-Page-Token"]), **json_ct}, 403,
+         "wrong page token"),
+    ]
+    for headers, status, needle in refused:
+        got, body = _post(server.port, JUDGED, {**json_ct, **headers})
+        assert (got, needle in body["error"]) == (status, True), (headers, got, body)
+    assert server.store.judgements() == []
+    got, body = _post(server.port, JUDGED, {**page, **json_ct, "Referer": own + "/"})
+    assert got == 200 and body["saved"]["label"] == "contradiction"
+    assert [(j.uid, j.annotator) for j in server.store.judgements()] == [("u0", "mallory")]
+
+
+def test_the_page_token_is_fresh_per_load_and_bound_to_its_server(server, tmp_path):
+    first, second = _page_headers(server.url), _page_headers(server.url)
+    assert first["X-Review-Page-Token"] != second["X-Review-Page-Token"]
+    with ReviewServer(tmp_path / "other.sqlite", items=ITEMS) as other:   # another server's token is refused
+        stranger = {**_page_headers(other.url), "Origin": f"http://127.0.0.1:{server.port}"}
+        got, body = _post(server.port, JUDGED, {**stranger, "Content-Type": "application/json"})
+        assert got == 403 and "wrong page token" in body["error"]
+    for headers in (first, second):
+        assert _request(server.url + "api/next?annotator=alice", headers=headers, as_page=False)[0] == 200
+    assert _request(server.url + "api/next?annotator=alice", as_page=False)[0] == 403   # claims need it too
+    assert server.store.judgements() == []
+
+
+def test_every_error_is_json_even_aiohttp_s_own(server):
+    page = {**_page_headers(server.url), "Content-Type": "application/json"}
+    for method, path in (("GET", "/nope"), ("DELETE", "/api/judgement"), ("PUT", "/api/judgement")):
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        conn.request(method, path, body=b"{}" if method != "GET" else None, headers=page)
+        resp = conn.getresponse()
+        assert resp.status in (404, 405) and "error" in json.loads(resp.read()), (method, path)
+        conn.close()
+    got, body = _post(server.port, b'{"uid": "' + b"x" * (2 << 20) + b'"}', page)
+    assert got == 413 and "1 MiB" in body["error"]
 
 
 @pytest.mark.parametrize("body, status, needle", [

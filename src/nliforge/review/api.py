@@ -5,7 +5,9 @@ In rubric mode (`ReviewAPI(store, rubric=True)`, for long texts) every judgement
 rubric is refused. `GET /api/config` tells the page which mode it is in and the criteria to show.
 
 Store calls are blocking SQLite transactions, so they run on worker threads (`asyncio.to_thread`);
-the store keeps one connection per thread. Every answer is JSON; errors are `{"error": message}`.
+the store keeps one connection per thread. Every answer is JSON; errors are `{"error": message}`, a 4xx
+for anything a client can send (tests/test_fuzz.py). The server's guard (server.py, csrf.py) has
+already checked the Host, the tokens, the origin and the content type before a handler runs.
 """
 
 from __future__ import annotations
@@ -109,11 +111,21 @@ def _query(request: web.Request):
 
 
 async def _body(request: web.Request) -> dict:
+    """The request's JSON object. Whatever the bytes, the outcome is the object or a 400: too deep a nesting
+    (RecursionError in the parser) and text SQLite cannot store (an unpaired surrogate escape such as
+    `\\ud800`) are refused here, not met later as a 500."""
     try:
         body = json.loads(await request.read())
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise _error(web.HTTPBadRequest, "the body must be a JSON object with fields "
                                          f"{', '.join(BODY_FIELDS)}") from None
+    try:
+        json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise _error(web.HTTPBadRequest, "the body holds text that is not valid Unicode (an unpaired surrogate "
+                                         "escape such as \\ud800)") from None
+    except RecursionError:
+        raise _error(web.HTTPBadRequest, "the body is nested too deeply") from None
     if not isinstance(body, dict):
         raise _error(web.HTTPBadRequest, f"the body must be a JSON object, got {type(body).__name__}")
     unknown = sorted(set(body) - set(BODY_FIELDS))

@@ -1,6 +1,6 @@
 """The local review web page and its small JSON API (aiohttp), over one ReviewStore.
 
-Routes: `GET /` (the page), `GET /review.js`, `GET /review.css`, `GET /api/next?annotator=`,
+Routes: `GET /` (the page, with a fresh page token), `GET /review.js`, `GET /review.css`, `GET /api/next?annotator=`,
 `POST /api/judgement` (JSON: uid, annotator, label, premise, hypothesis, rubric), `GET /api/progress?annotator=`,
 `GET /api/config` (whether rubric mode is on, and its criteria). Rubric mode (`rubric=True`, for long
 texts) shows one 1-10 slider per RUBRIC_CRITERIA criterion and requires every judgement to score them all.
@@ -12,7 +12,11 @@ Safety rules, because the page writes to research data and may be reachable by o
   route, unknown query parameters are refused, and anything that looks like a file path or tries to
   choose a file (`path=`, `file=`, `..`, `/abs`, `C:\\`) is refused with 400;
 - on 127.0.0.1 without a token, a request whose Host header is not a local name is refused
-  (a web page elsewhere cannot reach the API by DNS rebinding).
+  (a web page elsewhere cannot reach the API by DNS rebinding);
+- no cross-site writes (review/csrf.py): every API request carries the page token the page got when it
+  loaded (`X-Review-Page-Token`, else 403), and a POST must also come from the page's own origin
+  (`Origin`, or `Referer` when there is none, else 403) as `Content-Type: application/json` (else 415);
+- every error is JSON `{"error": ...}`, aiohttp's own 404/405/413 included.
 
     with ReviewServer(tmp / "review.sqlite", items=records) as srv:
         urllib.request.urlopen(srv.url)
@@ -37,6 +41,7 @@ from aiohttp import web
 
 from nliforge.data.errors import NLIDataError
 from nliforge.review.api import ReviewAPI
+from nliforge.review.csrf import PAGE_TOKEN_PLACEHOLDER, PageTokens, check_api_request, json_error
 from nliforge.review.store import ReviewStore
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -60,41 +65,65 @@ def looks_like_path(value: str) -> bool:
     return bool(_PATHLIKE.search(unquote(value)))
 
 
-def _guard(host: str, token: str | None):
-    """Middleware: token, Host header, path-like URL and query parameters, before any handler runs."""
+def _guard(host: str, token: str | None, tokens: PageTokens):
+    """Middleware: token, Host header, path-like URL and query parameters, then (for the API) the
+    cross-site checks of review/csrf.py, before any handler runs; every error it lets out is JSON."""
     local = host in LOCAL_HOSTS
 
     @web.middleware
     async def guard(request: web.Request, handler):
         if token is not None:
             given = request.headers.get("X-Review-Token") or request.query.get("token") or ""
-            if not hmac.compare_digest(given.encode(), token.encode()):
-                raise _json_error(401, "missing or wrong review token; send it as the X-Review-Token header "
-                                       "or ?token=")
+            if not hmac.compare_digest(given.encode("utf-8", "surrogateescape"), token.encode()):
+                raise json_error(401, "missing or wrong review token; send it as the X-Review-Token header "
+                                      "or ?token=")
         elif local and (request.url.host or "").strip("[]") not in LOCAL_HOSTS:
-            raise _json_error(400, f"unexpected Host {request.host!r}; this server answers only to "
-                                   f"{', '.join(LOCAL_HOSTS)}")
+            raise json_error(400, f"unexpected Host {request.host!r}; this server answers only to "
+                                  f"{', '.join(LOCAL_HOSTS)}")
         raw_path = unquote(unquote(request.raw_path.split("?", 1)[0]))
         if ".." in raw_path or "\\" in raw_path or "//" in raw_path:
-            raise _json_error(400, "refused: this server serves only its own page and API, not files")
+            raise json_error(400, "refused: this server serves only its own page and API, not files")
         for key, value in request.query.items():
             if key == "token":
                 continue
             if key.lower() in PATH_KEYS or looks_like_path(key) or looks_like_path(value):
-                raise _json_error(400, f"refused parameter {key!r}: this server serves only its own page and "
-                                       "the store it was started with; it never reads a file named by a request")
-        return await handler(request)
+                raise json_error(400, f"refused parameter {key!r}: this server serves only its own page and "
+                                      "the store it was started with; it never reads a file named by a request")
+        if request.path.startswith("/api/"):
+            check_api_request(request, tokens)
+        return await _as_json(handler, request)
 
     return guard
 
 
-def _json_error(status: int, message: str) -> web.HTTPException:
-    cls = {400: web.HTTPBadRequest, 401: web.HTTPUnauthorized}[status]
-    return cls(text=json.dumps({"error": message}), content_type="application/json")
+async def _as_json(handler, request: web.Request) -> web.StreamResponse:
+    """Run the handler; an HTTP error of aiohttp's own (404, 405, 413 ...) gets a JSON body too."""
+    try:
+        return await handler(request)
+    except web.HTTPException as err:
+        if err.status < 400 or err.content_type == "application/json":
+            raise
+        message = f"{request.method} {request.path}: {err.reason}"
+        if err.status == 413:
+            message += " (the body may hold at most 1 MiB)"
+        return web.json_response({"error": message}, status=err.status,
+                                 headers={k: v for k, v in err.headers.items() if k == "Allow"})
 
 
 def _static(name: str) -> bytes:
     return resources.files("nliforge.review").joinpath("static", name).read_bytes()
+
+
+def _page_template(token: str | None) -> bytes:
+    """review.html with its asset links carrying the access token (when there is one); the page-token
+    placeholder is filled on every load (review/csrf.py)."""
+    body = _static("review.html")
+    if PAGE_TOKEN_PLACEHOLDER not in body:
+        raise RuntimeError(f"review.html lacks the page-token placeholder {PAGE_TOKEN_PLACEHOLDER.decode()}")
+    if token is not None:   # the page's own files must carry the access token too
+        for ref in (b'src="review.js', b'href="review.css'):
+            body = body.replace(ref, ref + b"?token=" + quote(token, safe="").encode())
+    return body
 
 
 def make_app(store: ReviewStore, host: str = "127.0.0.1", token: str | None = None,
@@ -102,17 +131,18 @@ def make_app(store: ReviewStore, host: str = "127.0.0.1", token: str | None = No
     """The aiohttp application: the guard middleware, the page's files and the API over `store`
     (in rubric mode when `rubric`)."""
     check_bind(host, token)
-    app = web.Application(middlewares=[_guard(host, token)], client_max_size=1024 * 1024)
-    headers = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff",
-               "Content-Security-Policy": "default-src 'self'; connect-src 'self'"}
-    for route, name, ctype in (("/", "review.html", "text/html"), ("/review.js", "review.js", "text/javascript"),
+    tokens = PageTokens()
+    app = web.Application(middlewares=[_guard(host, token, tokens)], client_max_size=1024 * 1024)
+    headers = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin",
+               "Content-Security-Policy": "default-src 'self'; connect-src 'self'; frame-ancestors 'none'"}
+    for route, name, ctype in (("/review.js", "review.js", "text/javascript"),
                                ("/review.css", "review.css", "text/css")):
-        body = _static(name)
-        if token is not None and name == "review.html":   # the page's own files must carry the token too
-            for ref in (b'src="review.js', b'href="review.css'):
-                body = body.replace(ref, ref + b"?token=" + quote(token, safe="").encode())
-        app.router.add_get(route, lambda _r, b=body, c=ctype: web.Response(body=b, content_type=c, charset="utf-8",
-                                                                            headers=headers))
+        app.router.add_get(route, lambda _r, b=_static(name), c=ctype: web.Response(
+            body=b, content_type=c, charset="utf-8", headers=headers))
+    page = _page_template(token)
+    app.router.add_get("/", lambda _r: web.Response(
+        body=page.replace(PAGE_TOKEN_PLACEHOLDER, tokens.issue().encode()), content_type="text/html",
+        charset="utf-8", headers=headers))
     api = ReviewAPI(store, rubric=rubric)
     app.router.add_get("/api/config", api.config)
     app.router.add_get("/api/next", api.next)

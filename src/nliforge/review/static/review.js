@@ -4,12 +4,15 @@
 // leaves the box (after which 1-4 / e/n/c/d work). No external resources: this file and review.css.
 // Rubric mode (the server's /api/config lists criteria): one 1-10 slider per criterion under the
 // texts, reset to 5 for each item and sent with the label; a focused slider does not block 1-4/e/n/c/d.
+// Every API call sends the page token the server put in this page's <meta name="nliforge-page-token">
+// (X-Review-Page-Token): the server refuses API requests without it, so other sites cannot write labels.
 "use strict";
 (() => {
   const LABELS = ["entailment", "neutral", "contradiction", "discard"];
   const KEYS = { "1": 0, "2": 1, "3": 2, "4": 3, e: 0, n: 1, c: 2, d: 3 };
   const STORAGE_KEY = "nliforge.review.annotator";
   const token = new URLSearchParams(location.search).get("token");
+  const pageToken = (document.querySelector('meta[name="nliforge-page-token"]') || {}).content || "";
   const $ = (id) => document.getElementById(id);
   const RUBRIC_DEFAULT = 5;
   let current = null;
@@ -21,6 +24,7 @@
   async function api(path, options = {}) {
     const headers = Object.assign({ Accept: "application/json" }, options.headers || {});
     if (token) headers["X-Review-Token"] = token;
+    headers["X-Review-Page-Token"] = pageToken;
     const resp = await fetch(path, Object.assign({}, options, { headers }));
     let data = null;
     try { data = await resp.json(); } catch (err) { data = null; }
