@@ -33,7 +33,7 @@ def test_roundtrip_is_byte_identical(tmp_path):
      r"bad.jsonl:2: unknown label 'maybe'; valid labels: entailment, neutral, contradiction"),
     ('{"uid": "b", "premise": "x", "hypothesis": "y", "label": 1}', r"bad.jsonl:2: unknown label 1"),
     ('[1, 2]', r"bad.jsonl:2: expected a JSON object"),
-    ('{"uid": "a", "premise": "x", "hypothesis": "y", "label": "neutral"}', r"bad.jsonl: duplicate uid 'a'"),
+    ('{"uid": "a", "premise": "x", "hypothesis": "y", "label": "neutral"}', r"bad.jsonl:2: duplicate uid 'a' \(first at line 1\)"),
     ('{"uid": "b", "premise": "x", "hypothesis": "y", "label": "neutral", "extra": 1}', r"unknown field\(s\) \['extra'\]"),
 ])
 def test_bad_lines_name_file_and_line(tmp_path, bad_line, message):

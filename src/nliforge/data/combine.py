@@ -46,6 +46,10 @@ def combine(named_sets: Sequence[tuple[str, Sequence[Record]]], mode: str, seed:
         raise NLIDataError(f"data.combine={mode!r} is not a combination mode; valid: {', '.join(COMBINE_MODES)}")
     if not named_sets:
         raise NLIDataError("data.train_sets is empty; select at least one, e.g. data/train_sets=[synthetic]")
+    empty = [name for name, records in named_sets if not records]
+    if empty:
+        raise NLIDataError(f"training set(s) {empty} hold no records; every set in a combination needs at least "
+                           "one example (an empty file or `limit: 0`?)")
     sets = [records for _, records in named_sets]
     if len(sets) == 1:
         out = list(sets[0])

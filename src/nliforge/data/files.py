@@ -5,6 +5,7 @@ file raises DatasetNotCachedError saying where to put it, so a suite with `skip_
 skips the set. Formats:
 
 - `jsonl`: one JSON object per line (SNLI/MNLI/Naik `sentence1`, `sentence2`, `gold_label`, ...);
+  a UTF-8 byte-order mark is skipped (also in `tsv` and `aligned_lines`); a file with no rows is an error;
 - `tsv`: tab-separated with a header row, no quoting (GLUE `diagnostic-full.tsv`, HANS); `quoting: csv`
   for files whose fields may be CSV-quoted (Human-CAD: `"... ""Politie"" ..."`);
 - `aligned_lines`: `path` is a folder and `files` maps premise/hypothesis/label to line-aligned
@@ -16,13 +17,13 @@ Fields and label maps work as for Hub sets (`fields`, `label_map` by name, `meta
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from nliforge.data.errors import DatasetNotCachedError, NLIDataError
 from nliforge.data.hub import columns_to_records, resolve_source
+from nliforge.data.jsonl import jsonl_lines, parse_json_line
 from nliforge.data.records import Record
 
 FORMATS = ("jsonl", "tsv", "aligned_lines")
@@ -53,6 +54,9 @@ def load_file_records(spec: Mapping[str, Any], where: str) -> list[Record]:
         columns = _read_jsonl_columns(path) if fmt == "jsonl" else _read_tsv_columns(path, _quoting(spec, where))
     names = list(columns)
     n = len(next(iter(columns.values()))) if columns else 0
+    if n == 0:
+        raise NLIDataError(f"{where}.path: {path} holds no rows (the file is empty or has only a header); "
+                           "expected the set's examples")
     if spec.get("limit") is not None:
         n = min(n, int(spec["limit"]))
     resolved = resolve_source(spec, {"fields": {"premise": "premise", "hypothesis": "hypothesis", "label": "label"}})
@@ -60,14 +64,13 @@ def load_file_records(spec: Mapping[str, Any], where: str) -> list[Record]:
 
 
 def _read_jsonl_columns(path: Path) -> dict[str, list]:
+    """Columns of a JSONL file of objects (any schema); a BOM is skipped, errors name `path:line`."""
     rows = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as err:
-                    raise NLIDataError(f"{path}:{lineno}: invalid JSON ({err.msg})") from None
+    for lineno, text in jsonl_lines(path):
+        row = parse_json_line(text, f"{path}:{lineno}")
+        if not isinstance(row, dict):
+            raise NLIDataError(f"{path}:{lineno}: expected a JSON object (one row), got {type(row).__name__}")
+        rows.append(row)
     keys = list(dict.fromkeys(k for row in rows for k in row))
     return {k: [row.get(k) for row in rows] for k in keys}
 
@@ -80,7 +83,7 @@ def _quoting(spec: Mapping[str, Any], where: str) -> int:
 
 
 def _read_tsv_columns(path: Path, quoting: int = csv.QUOTE_NONE) -> dict[str, list]:
-    with path.open(encoding="utf-8", newline="") as fh:
+    with path.open(encoding="utf-8-sig", newline="") as fh:   # -sig: a BOM is not part of the first column name
         rows = list(csv.DictReader(fh, delimiter="\t", quoting=quoting))
     keys = list(rows[0]) if rows else []
     return {k: [row.get(k) if row.get(k) is not None else "" for row in rows] for k in keys}
@@ -95,7 +98,7 @@ def _read_aligned(spec: Mapping[str, Any], where: str, folder: Path) -> dict[str
         file = folder / str(name)
         if not file.is_file():
             raise missing_file_error(spec, where, file)
-        columns[key] = file.read_text(encoding="utf-8").rstrip("\n").split("\n")
+        columns[key] = file.read_text(encoding="utf-8-sig").rstrip("\n").split("\n")
     sizes = {k: len(v) for k, v in columns.items()}
     if len(set(sizes.values())) != 1:
         raise NLIDataError(f"{where}.files: line counts differ {sizes}; the files must be line-aligned")

@@ -1,17 +1,23 @@
-"""JSONL reading with per-line validation and atomic writing."""
+"""JSONL reading with per-line validation (errors name `file:line`, and the column for JSON syntax) and
+atomic writing."""
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import os
+import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from nliforge.data.errors import NLIDataError
 from nliforge.data.labels import ALL_GOLD_LABELS
-from nliforge.data.records import Record, check_unique_uids, record_from_mapping
+from nliforge.data.records import Record, record_from_mapping
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")   # a JSON escape of a UTF-16 surrogate half
 
 
 def read_jsonl(
@@ -19,24 +25,67 @@ def read_jsonl(
     allowed_labels: Iterable[str] = ALL_GOLD_LABELS,
     allow_unlabeled: bool = True,
 ) -> list[Record]:
-    """Read records, failing at the first bad line with `path:line: what is wrong`."""
+    """Read records, failing at the first bad line with `path:line: what is wrong`.
+
+    An empty file gives no records (a caller that needs some says so, e.g. build_training_set).
+    """
     path = Path(path)
     if not path.is_file():
         raise NLIDataError(f"{path}: file not found")
     allowed = tuple(allowed_labels)
-    records = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise NLIDataError(f"{where}: invalid JSON ({err.msg} at column {err.colno})") from None
-            records.append(record_from_mapping(obj, where, allowed, allow_unlabeled))
-    check_unique_uids(records, str(path))
+    records, first_line = [], {}
+    for lineno, text in jsonl_lines(path):
+        where = f"{path}:{lineno}"
+        rec = record_from_mapping(parse_json_line(text, where), where, allowed, allow_unlabeled)
+        if rec.uid in first_line:
+            raise NLIDataError(f"{where}: duplicate uid {rec.uid!r} (first at line {first_line[rec.uid]}); "
+                               "uids must be unique within a set")
+        first_line[rec.uid] = lineno
+        records.append(rec)
     return records
+
+
+def jsonl_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of every non-blank line, its line ending removed.
+
+    Lines are split on `\\n` only (as JSONL defines them), so line numbers are those an editor shows. A
+    UTF-8 byte-order mark at the start of the file (what Excel and many Windows editors write) is
+    skipped; bytes that are not UTF-8 fail with `path:line: ... column N`.
+    """
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if lineno == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8):]
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                column = len(raw[: err.start].decode("utf-8", "replace")) + 1
+                raise NLIDataError(f"{path}:{lineno}: not UTF-8 text: byte 0x{raw[err.start]:02x} at column "
+                                   f"{column}; save the file as UTF-8") from None
+            text = text.rstrip("\r\n")
+            if text.strip():
+                yield lineno, text
+
+
+def parse_json_line(text: str, where: str) -> Any:
+    """The JSON value on one line; errors name `where` and the column (1-based, in characters) where the
+    parser stopped, with the text found there."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        found = repr(text[err.pos: err.pos + 20]) if err.pos < len(text) else "the end of the line"
+        raise NLIDataError(f"{where}: invalid JSON at column {err.pos + 1}: {err.msg}; found {found}") from None
+    except RecursionError:
+        raise NLIDataError(f"{where}: invalid JSON: nested too deeply for the parser") from None
+    except ValueError as err:   # e.g. an integer longer than Python's 4300-digit limit
+        raise NLIDataError(f"{where}: invalid JSON value: {err}") from None
+    if _SURROGATE_ESCAPE.search(text):
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise NLIDataError(f"{where}: text holds an unpaired surrogate escape (e.g. \\ud800), which is not "
+                               "valid Unicode and cannot be written back") from None
+    return value
 
 
 def atomic_write_text(path: str | os.PathLike, lines: Iterable[str]) -> Path:

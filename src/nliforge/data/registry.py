@@ -75,6 +75,27 @@ def load_set(spec: Mapping[str, Any], where: str, world: Mapping[str, Any] | Non
     return records if limit is None else records[: int(limit)]
 
 
+def require_records(records: list[Record], spec: Mapping[str, Any], where: str) -> None:
+    """Refuse a set that yields no records, naming where they should have come from (its file, Hub id,
+    world split or `limit`): a training run on nothing, or a combination with an empty part, is a mistake."""
+    if records:
+        return
+    loader, limit = spec.get("loader"), spec.get("limit")
+    if limit is not None and int(limit) <= 0:
+        reason = f"{where}.limit={limit}"
+    elif loader in ("jsonl", "file"):
+        path = Path(str(spec.get("path")))
+        size = path.stat().st_size if path.is_file() else None
+        reason = f"{path} is empty (0 bytes)" if size == 0 else f"{path} holds no records (only blank lines)"
+    elif loader == "hub":
+        reason = f"the Hub set {spec.get('path') or spec.get('source') or spec.get('name')} (split " \
+                 f"{spec.get('split', 'train')}) is empty"
+    else:
+        reason = f"its {loader} source ({spec.get('split') or spec.get('base')}) is empty"
+    raise NLIDataError(f"{where}: set {spec.get('name')!r} yields no records: {reason}; a training set needs "
+                       "at least one example")
+
+
 def _load_world(spec, where, world, cache_dir) -> list[Record]:
     from nliforge.world import SPLITS, WorldConfig, ensure_world
 

@@ -12,7 +12,7 @@ from nliforge.data.combine import combination_id, combine
 from nliforge.data.errors import NLIDataError
 from nliforge.data.jsonl import atomic_write_text, records_digest, write_jsonl
 from nliforge.data.records import Record
-from nliforge.data.registry import load_set
+from nliforge.data.registry import load_set, require_records
 
 
 @dataclass
@@ -27,15 +27,20 @@ class TrainingSet:
 
 
 def build_training_set(cfg: DictConfig) -> TrainingSet:
-    """Load every set under `data.train_sets` (in selection order) and combine by `data.combine`."""
+    """Load every set under `data.train_sets` (in selection order) and combine by `data.combine`.
+
+    Writes nothing to the run folder: every input error (a bad line, a set that yields no records) is
+    raised here, before train() creates it."""
     selected = cfg.data.get("train_sets")
     if not selected:
         raise NLIDataError("data.train_sets: no training set selected; e.g. data/train_sets=[synthetic]")
     world = OmegaConf.to_container(cfg.world, resolve=True) if "world" in cfg else None
     named = []
     for name, spec in selected.items():
-        spec = OmegaConf.to_container(spec, resolve=True)
-        named.append((spec.get("name", name), load_set(spec, f"data.train_sets.{name}", world, cfg.data.cache_dir)))
+        spec, where = OmegaConf.to_container(spec, resolve=True), f"data.train_sets.{name}"
+        records = load_set(spec, where, world, cfg.data.cache_dir)
+        require_records(records, spec, where)   # an empty part of a combination, too: before any file is written
+        named.append((spec.get("name", name), records))
     mode = cfg.data.combine
     names = [n for n, _ in named]
     records = combine(named, mode, int(cfg.seed))
