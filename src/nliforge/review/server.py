@@ -77,7 +77,7 @@ def _guard(host: str, token: str | None, tokens: PageTokens):
             if not hmac.compare_digest(given.encode("utf-8", "surrogateescape"), token.encode()):
                 raise json_error(401, "missing or wrong review token; send it as the X-Review-Token header "
                                       "or ?token=")
-        elif local and (request.url.host or "").strip("[]") not in LOCAL_HOSTS:
+        elif local and _hostname(request) not in LOCAL_HOSTS:
             raise json_error(400, f"unexpected Host {request.host!r}; this server answers only to "
                                   f"{', '.join(LOCAL_HOSTS)}")
         raw_path = unquote(unquote(request.raw_path.split("?", 1)[0]))
@@ -94,6 +94,15 @@ def _guard(host: str, token: str | None, tokens: PageTokens):
         return await _as_json(handler, request)
 
     return guard
+
+
+def _hostname(request: web.Request) -> str:
+    """The host name of the Host header, without port or IPv6 brackets; '' for one that does not parse
+    (e.g. `[`), which is then refused like any foreign name."""
+    try:
+        return (request.url.host or "").strip("[]")
+    except ValueError:
+        return ""
 
 
 async def _as_json(handler, request: web.Request) -> web.StreamResponse:
