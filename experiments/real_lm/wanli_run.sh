@@ -9,6 +9,8 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../common.sh"
+# one thread per process: two CPU cores shared by several jobs lose far more to OpenMP oversubscription
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 R="${NLIFORGE_EXP:-/tmp/nliforge_exp/real_lm_wanli}"
 [ "${FRESH:-1}" = 1 ] && rm -rf "$R"
 mkdir -p "$R"; rm -rf "$R/sweep"
@@ -19,6 +21,8 @@ THRESHOLD="${THRESHOLD:-0.8}"    # the annotators' stand-in keeps a pair when p(
 T0=$SECONDS
 stamp() { echo "== [$((SECONDS - T0)) s] $*"; }
 
+# ORACLE=<an nliforge-train folder of the same recipe> reuses one (e.g. zaug_run.sh's oracle scorer)
+[ -n "${ORACLE:-}" ] && [ ! -e "$R/annotator" ] && ln -s "$(cd "$ORACLE" && pwd)" "$R/annotator"
 stamp "1/5 the annotators' stand-in: the demo recipe on the UNBIASED world split (people know the true labels)"
 [ -f "$R/annotator/model/config.json" ] || nliforge-train experiment=demo 'data/train_sets=[synthetic]' seed=0 \
     callbacks=none logger=none trainer.enable_progress_bar=false hydra.run.dir="$R/annotator"

@@ -7,6 +7,8 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../common.sh"
+# one thread per process: two CPU cores shared by several jobs lose far more to OpenMP oversubscription
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 R="${NLIFORGE_EXP:-/tmp/nliforge_exp/real_lm_zaug}"
 [ "${FRESH:-1}" = 1 ] && rm -rf "$R"
 mkdir -p "$R"
@@ -20,10 +22,6 @@ stamp() { echo "== [$((SECONDS - T0)) s] $*"; }
 stamp "teacher (the paper's set-up: trained on D0, the biased data)"
 [ -f "$R/teacher/model/config.json" ] || nliforge-train experiment=demo world.n_train="$N_TRAIN" model.max_epochs=3 seed=0 \
     callbacks=none logger=none trainer.enable_progress_bar=false hydra.run.dir="$R/teacher"
-stamp "oracle scorer (measurement only, never in a pipeline): the demo recipe on the UNBIASED world split"
-[ -f "$R/oracle/model/config.json" ] || nliforge-train experiment=demo 'data/train_sets=[synthetic]' seed=0 \
-    callbacks=none logger=none trainer.enable_progress_bar=false hydra.run.dir="$R/oracle"
-
 COMMON=(pipeline=zaug experiment=demo world.n_train="$N_TRAIN" pipeline.classifier.run_dir="$R/teacher"
         "pipeline.stages=[classifier,zaug_generator,zaug_sample,confidence]" pipeline.zaug_sample.n_samples="$N_SAMPLES"
         pipeline.zaug_generator.progress=false pipeline.zaug_sample.progress=false trainer.enable_progress_bar=false)
@@ -36,6 +34,11 @@ for seed in $SEEDS; do
     nliforge-generate "${COMMON[@]}" generator=causal_unlikelihood generator.train.max_steps="$STEPS" seed="$seed" \
         pipeline.generator_model.seed="$seed" pipeline.zaug_sample.batch_size=32 hydra.run.dir="$R/smollm2_s$seed"
 done
+# ORACLE=<an nliforge-train folder of the same recipe> reuses one (e.g. wanli_run.sh's annotator)
+[ -n "${ORACLE:-}" ] && [ ! -e "$R/oracle" ] && ln -s "$(cd "$ORACLE" && pwd)" "$R/oracle"
+stamp "oracle scorer (measurement only, never in a pipeline): the demo recipe on the UNBIASED world split"
+[ -f "$R/oracle/model/config.json" ] || nliforge-train experiment=demo 'data/train_sets=[synthetic]' seed=0 \
+    callbacks=none logger=none trainer.enable_progress_bar=false hydra.run.dir="$R/oracle"
 stamp "table"
 python "$HERE/zaug_table.py" --scratch "$R" --out "$HERE/zaug_table.md"
 stamp "done: $HERE/zaug_table.md"
