@@ -17,6 +17,7 @@ from nliforge.evaluation.registry import load_suite, pick_val_sets
 from nliforge.models.backbone import build_backbone, save_backbone
 from nliforge.models.classifier import NLIClassifier
 from nliforge.models.poe import PoEClassifier, poe_settings
+from nliforge.models.resume import RandomStateCallback, checkpoint_callbacks
 from nliforge.utils.cli import CONF_DIR, run_cli
 from nliforge.utils.instantiate import instantiate
 from nliforge.utils.run import build_loggers, close_loggers, evaluate_and_record, prepare_output_dir
@@ -25,7 +26,8 @@ log = logging.getLogger("nliforge.train")
 
 
 def build_callbacks(cfg: DictConfig) -> list:
-    callbacks = []
+    """The `callbacks` group, plus the random state every checkpoint needs for an exact resume."""
+    callbacks = [RandomStateCallback()]
     dyn = cfg.callbacks.get("dynamics")
     if dyn is not None and dyn.get("enabled", False):
         from nliforge.cartography import TrainingDynamicsCallback
@@ -33,7 +35,10 @@ def build_callbacks(cfg: DictConfig) -> list:
         callbacks.append(TrainingDynamicsCallback(dyn.dir, mode=dyn.mode))
     for key, node in cfg.callbacks.items():
         if isinstance(node, DictConfig) and "_target_" in node:
-            callbacks.append(instantiate(node, f"callbacks.{key}"))
+            if str(node._target_).endswith("ModelCheckpoint"):
+                callbacks.extend(checkpoint_callbacks(node, f"callbacks.{key}"))
+            else:
+                callbacks.append(instantiate(node, f"callbacks.{key}"))
     return callbacks
 
 

@@ -11,7 +11,9 @@ Two modes (PRIOR_ART: both are legitimate, so it is a setting and recorded in me
   ``pl_module.predict_probs(batch) -> (B, 3)``.
 
 Files are written on global rank 0 only and an existing epoch file is never replaced, so a
-resumed run keeps what the first run recorded.
+resumed run keeps what the first run recorded. The current epoch's buffers (every process's) go
+into each checkpoint (``state_dict``), so a run resumed mid-epoch writes the whole epoch, not just
+the batches trained after the resume.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class TrainingDynamicsCallback(Callback):
             raise ValueError(f"unknown training-dynamics mode {mode!r}; valid: {', '.join(MODES)}")
         self.out_dir = Path(out_dir)
         self.mode = mode
+        self._loaded: list[dict] | None = None   # per-process buffers from a checkpoint, until on_train_start
         self._reset()
 
     def _reset(self) -> None:
@@ -54,6 +57,35 @@ class TrainingDynamicsCallback(Callback):
         self._probs: list[torch.Tensor] = []
         self._labels: list[torch.Tensor] = []
         self._uids: list[str] = []
+
+    # ------------------------------------------------------------- checkpoint
+    def state_dict(self) -> dict:
+        """The epoch so far, per process (a collective call under DDP: every rank builds checkpoints)."""
+        from nliforge.models.resume import gather_per_rank
+
+        uids, labels, probs = self._collect_in_training()
+        return {"mode": self.mode, "ranks": gather_per_rank(
+            {"uids": uids, "labels": torch.from_numpy(labels), "probs": torch.from_numpy(probs)})}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Keep the buffers until `on_train_start`, which knows this process's rank."""
+        self._loaded = state_dict.get("ranks")
+
+    def on_train_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
+        """After a resume, refill this process's buffers with what the checkpoint recorded this epoch."""
+        ranks, self._loaded = self._loaded, None
+        if not ranks or self.mode != "in_training":
+            return
+        if len(ranks) != trainer.world_size:
+            log.warning("checkpoint holds dynamics buffers of %d process(es), this run has %d; kept them on rank 0",
+                        len(ranks), trainer.world_size)
+            ranks = [_merge(ranks)] + [_empty()] * (trainer.world_size - 1)
+        mine = ranks[trainer.global_rank]
+        self._reset()
+        if mine["uids"]:
+            self._uids = list(mine["uids"])
+            self._labels = [mine["labels"].to(pl_module.device)]
+            self._probs = [mine["probs"].to(pl_module.device)]
 
     # ------------------------------------------------------------------ hooks
     def on_fit_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
@@ -161,6 +193,16 @@ class TrainingDynamicsCallback(Callback):
         if not counts:
             return None
         return int(counts[min(counts, key=int)])
+
+
+def _empty() -> dict:
+    return {"uids": [], "labels": torch.zeros(0, dtype=torch.int64), "probs": torch.zeros((0, len(LABELS)))}
+
+
+def _merge(ranks: list[dict]) -> dict:
+    """Every process's buffers as one (a resume on a different number of processes)."""
+    return {"uids": [u for r in ranks for u in r["uids"]], "labels": torch.cat([r["labels"] for r in ranks]),
+            "probs": torch.cat([r["probs"] for r in ranks])}
 
 
 def _dynamics_loader(trainer: Trainer):

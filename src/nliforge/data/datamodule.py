@@ -105,6 +105,40 @@ class PadCollator:
         return batch
 
 
+class ResumableDataLoader(DataLoader):
+    """The training DataLoader, with the position in its epoch as state.
+
+    `load_state_dict` makes the epoch it names start after the batches the checkpoint had trained, so
+    a run resumed mid-epoch goes on with the rest of the same plan. Batches are counted as they are
+    handed to the training loop, not as workers prefetch them. Lightning also stores this state with
+    the fit loop (a `_Stateful` loader), but restores it only when the loader is built after the loops
+    are (`estimated_stepping_batches` in `configure_optimizers` builds it before), so `NLIDataModule`
+    carries it through the checkpoint itself.
+    """
+
+    _position: tuple[int, int] = (0, 0)   # (epoch, batches handed out in it)
+
+    def __iter__(self):
+        return self._batches()   # a generator: the sampler's epoch is read at the first next()
+
+    def _batches(self):
+        sampler = self.batch_sampler
+        epoch, done = sampler.epoch, sampler.start_batch()
+        self._position = (epoch, done)
+        for batch in DataLoader.__iter__(self):
+            done += 1
+            self._position = (epoch, done)
+            yield batch
+
+    def state_dict(self) -> dict:
+        epoch, batches = self._position
+        return {"epoch": epoch, "batches": batches}
+
+    def load_state_dict(self, state: dict) -> None:
+        self._position = (int(state["epoch"]), int(state["batches"]))
+        self.batch_sampler.resume_at(*self._position)
+
+
 class NLIDataModule(L.LightningDataModule):
     """Training set, optional validation sets and the suite's eval sets, all already loaded as Records.
 
@@ -126,12 +160,26 @@ class NLIDataModule(L.LightningDataModule):
         self.collate = PadCollator(tokenizer.pad_token_id, pad_to_multiple_of)
         self.train_set = EncodedNLI(train, tokenizer, max_length, input=input, hypothesis_view=hypothesis_view)
         self.val_sets = {name: self.encode(recs) for name, recs in (val_sets or {}).items()}
+        self._train_loader: ResumableDataLoader | None = None
+        self._resume: dict | None = None   # the training loader's position from a checkpoint
+
+    def state_dict(self) -> dict:
+        """Saved by Lightning in every checkpoint: how far the current epoch's batch plan had got."""
+        return {"train_position": self._train_loader.state_dict()} if self._train_loader is not None else {}
+
+    def load_state_dict(self, state: dict) -> None:
+        """On resume (before or after the training loader exists): go on where the checkpoint was."""
+        self._resume = state.get("train_position")
+        if self._resume is not None and self._train_loader is not None:
+            self._train_loader.load_state_dict(self._resume)
 
     def encode(self, records: Sequence[Record]) -> EncodedNLI:
         return EncodedNLI(records, self.tokenizer, self.max_length, input=self.input)
 
     def loader(self, dataset: Dataset, shuffle: bool = False, batch_size: int | None = None) -> DataLoader:
-        generator = torch.Generator().manual_seed(self.seed) if shuffle else None
+        # every loader draws from its own generator: iterating one must not move the global torch
+        # RNG (dropout's), or a run resumed from a checkpoint would draw different masks
+        generator = torch.Generator().manual_seed(self.seed)
         return DataLoader(dataset, batch_size=batch_size or self.eval_batch_size, shuffle=shuffle,
                           collate_fn=self.collate, num_workers=self.num_workers, generator=generator,
                           persistent_workers=self.num_workers > 0, pin_memory=self.pin_memory())
@@ -160,9 +208,14 @@ class NLIDataModule(L.LightningDataModule):
         return GlobalBatchSampler(len(self.train_set), self.batch_size, self.seed, num_replicas=world, rank=rank)
 
     def train_dataloader(self) -> DataLoader:
-        return DataLoader(self.train_set, batch_sampler=self.train_sampler(), collate_fn=self.collate,
-                          num_workers=self.num_workers, persistent_workers=self.num_workers > 0,
-                          pin_memory=self.pin_memory())
+        """Resumable mid-epoch (`ResumableDataLoader`); its own generator keeps the global RNG untouched."""
+        loader = ResumableDataLoader(self.train_set, batch_sampler=self.train_sampler(), collate_fn=self.collate,
+                                     num_workers=self.num_workers, persistent_workers=self.num_workers > 0,
+                                     pin_memory=self.pin_memory(), generator=torch.Generator().manual_seed(self.seed))
+        if self._resume is not None:
+            loader.load_state_dict(self._resume)
+        self._train_loader = loader
+        return loader
 
     def val_dataloader(self):
         return [self.loader(ds) for ds in self.val_sets.values()] if self.val_sets else []

@@ -23,8 +23,13 @@ class GlobalBatchSampler(Sampler[list[int]]):
     """Seeded random batches of `batch_size` (global) examples, every example once per epoch.
 
     Randomness comes from (seed, epoch): a run is reproducible and epochs differ; Lightning calls
-    `set_epoch`. With `num_replicas` > 1 each rank yields its share of each global batch; a global
+    `set_epoch` (through `sampler`). With `num_replicas` > 1 each rank yields its share of each global batch; a global
     batch too short to give every rank an example (only ever the last one) is dropped with a warning.
+
+    The plan is made when the first batch is drawn, not when `iter()` is called: Lightning creates
+    the first iterator before it calls `set_epoch`, and a resumed run must not take epoch 0's order.
+    `resume_at(epoch, batches)` makes that epoch start after its first `batches` batches (the ones a
+    checkpoint says were trained), so a run resumed mid-epoch sees the rest of the same plan.
     """
 
     def __init__(self, n: int, batch_size: int, seed: int = 0, drop_last: bool = False,
@@ -37,9 +42,27 @@ class GlobalBatchSampler(Sampler[list[int]]):
         self.n, self.batch_size, self.seed, self.drop_last = n, batch_size, seed, drop_last
         self.num_replicas, self.rank = num_replicas, rank
         self.epoch = 0
+        self._resume: tuple[int, int] | None = None
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch = epoch
+
+    @property
+    def sampler(self) -> GlobalBatchSampler:
+        """Lightning calls `set_epoch` on a DataLoader's `sampler` and its `batch_sampler.sampler`, never on
+        a batch sampler itself (`lightning.fabric.utilities.data._set_sampler_epoch`): this is how the
+        epoch reaches the plan. Without it every epoch trained on epoch 0's batches."""
+        return self
+
+    def resume_at(self, epoch: int, batches: int) -> None:
+        """Skip the first `batches` batches of `epoch` (once): they were trained before the checkpoint."""
+        self._resume = (int(epoch), int(batches))
+
+    def start_batch(self) -> int:
+        """Batches of the current epoch already trained before a resume (0 unless `resume_at` says so)."""
+        if self._resume is None or self._resume[0] != self.epoch:
+            return 0
+        return self._resume[1]
 
     def _rng(self) -> random.Random:
         return random.Random(f"{self.seed}:{self.epoch}")
@@ -64,10 +87,11 @@ class GlobalBatchSampler(Sampler[list[int]]):
         return usable
 
     def __iter__(self) -> Iterator[list[int]]:
+        start, self._resume = self.start_batch(), None   # a generator: runs at the first next()
         batches = self.global_batches()
-        if self.num_replicas == 1:
-            return iter(batches)
-        return iter(b[self.rank::self.num_replicas] for b in self._usable(batches))
+        if self.num_replicas > 1:
+            batches = [b[self.rank::self.num_replicas] for b in self._usable(batches)]
+        yield from batches[start:]
 
     def __len__(self) -> int:
         full, rest = divmod(self.n, self.batch_size)

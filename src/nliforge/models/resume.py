@@ -1,0 +1,116 @@
+"""Exact resume: the random state of every process in each checkpoint, and step checkpoints.
+
+A checkpoint from Lightning holds the weights, the optimizer, the scheduler and the loops' position,
+and (through `ResumableDataLoader`) where the epoch's batch plan had got to. What it lacks is the
+random state: without it a resumed run draws new dropout masks from the step it resumes at, and all
+that follows differs from an uninterrupted run. `RandomStateCallback` adds torch's, CUDA's, numpy's
+and Python's generators, one set per process, and puts them back just before the first training
+batch after the resume, which is where the uninterrupted run went on from the same state (no
+DataLoader draws from the global generators: each has its own, `NLIDataModule.loader`).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+
+import numpy as np
+import torch
+from lightning.pytorch import Callback
+from omegaconf import DictConfig, open_dict
+
+from nliforge.utils.instantiate import instantiate
+
+log = logging.getLogger(__name__)
+
+
+def gather_per_rank(obj) -> list:
+    """`obj` of every process, by global rank (a list of one outside distributed training).
+
+    Lightning builds a checkpoint on every rank and rank 0 writes it, so state that differs per
+    process has to be collected first; this is a collective call, made by every rank."""
+    dist = torch.distributed
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return [obj]
+    parts = [None] * dist.get_world_size()
+    dist.all_gather_object(parts, obj)
+    return parts
+
+
+def collect_random_state() -> dict:
+    """This process's generators as plain values (tensors, ints, lists), so the checkpoint also
+    loads under `torch.load(weights_only=True)`."""
+    kind, keys, pos, has_gauss, gauss = np.random.get_state()
+    version, mt, py_gauss = random.getstate()
+    return {
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+        "numpy": {"kind": kind, "keys": torch.from_numpy(np.asarray(keys, dtype=np.int64)), "pos": int(pos),
+                  "has_gauss": int(has_gauss), "gauss": float(gauss)},
+        "python": {"version": version, "state": list(mt), "gauss": py_gauss},
+    }
+
+
+def set_random_state(state: dict) -> None:
+    """Put back what `collect_random_state` took (CUDA only when this machine has the same devices)."""
+    torch.set_rng_state(state["torch"])
+    cuda = state.get("cuda") or []
+    if cuda and torch.cuda.is_available() and len(cuda) == torch.cuda.device_count():
+        torch.cuda.set_rng_state_all(cuda)
+    elif cuda:
+        log.warning("checkpoint has CUDA random state for %d device(s); not restored here", len(cuda))
+    npy = state["numpy"]
+    np.random.set_state((npy["kind"], npy["keys"].numpy().astype(np.uint32), npy["pos"], npy["has_gauss"],
+                         npy["gauss"]))
+    py = state["python"]
+    random.setstate((py["version"], tuple(py["state"]), py["gauss"]))
+
+
+class RandomStateCallback(Callback):
+    """Saves every process's random state in each checkpoint; restores it when training resumes.
+
+    Restoring waits for the first `on_train_batch_start` after loading: between loading a checkpoint
+    and that batch, a resumed run builds its model and data loaders, which the uninterrupted run had
+    done long before the state was saved. A checkpoint from a different number of processes restores
+    the ranks it has and warns (the run then differs from an uninterrupted one).
+    """
+
+    def __init__(self) -> None:
+        self._pending: list[dict] | None = None
+
+    def state_dict(self) -> dict:
+        return {"ranks": gather_per_rank(collect_random_state())}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        self._pending = list(state_dict.get("ranks") or []) or None
+
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx: int) -> None:
+        if self._pending is None:
+            return
+        states, self._pending = self._pending, None
+        if len(states) != trainer.world_size:
+            log.warning("checkpoint holds the random state of %d process(es), this run has %d: "
+                        "the resumed run will not match an uninterrupted one", len(states), trainer.world_size)
+        if trainer.global_rank < len(states):
+            set_random_state(states[trainer.global_rank])
+
+
+def checkpoint_callbacks(node: DictConfig, key: str) -> list:
+    """The `callbacks.checkpoint` node as ModelCheckpoint callbacks.
+
+    Lightning's ModelCheckpoint takes only one of `every_n_epochs` and `every_n_train_steps`. With both
+    set, the node keeps its per-epoch files and a second callback rewrites `last.ckpt` every N optimizer
+    steps, so a killed run loses at most N steps. Both write `last.ckpt` without a version suffix, so it
+    is always the newest state.
+    """
+    steps = node.get("every_n_train_steps")
+    if not steps or not node.get("every_n_epochs"):
+        return [instantiate(node, key)]
+    node = node.copy()
+    with open_dict(node):
+        node.every_n_train_steps = None
+        if node.get("save_last"):
+            node.enable_version_counter = False
+    by_steps = instantiate(node, key, every_n_train_steps=int(steps), every_n_epochs=None, save_top_k=0,
+                           save_last=True, enable_version_counter=False)
+    return [instantiate(node, key), by_steps]
