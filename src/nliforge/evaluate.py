@@ -8,14 +8,15 @@ from pathlib import Path
 
 import hydra
 import lightning as L
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from nliforge.data.datamodule import NLIDataModule
 from nliforge.data.errors import NLIDataError
 from nliforge.evaluation.registry import load_suite
 from nliforge.models.backbone import build_backbone
 from nliforge.models.classifier import NLIClassifier
-from nliforge.utils.cli import CONF_DIR, run_cli
+from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
+from nliforge.utils.model_folder import check_model_folder
 from nliforge.utils.run import build_loggers, close_loggers, evaluate_and_record, prepare_output_dir
 
 log = logging.getLogger("nliforge.evaluate")
@@ -41,8 +42,20 @@ def _model_input(cfg: DictConfig, model) -> str:
     return view
 
 
+def _check_model_setting(cfg: DictConfig) -> None:
+    """A missing or mistyped model folder is refused before the run folder is made, naming the key."""
+    backbone = cfg.model.backbone
+    if "name_or_path" not in backbone:
+        return
+    if OmegaConf.is_missing(backbone, "name_or_path"):
+        raise NLIDataError("model.backbone.name_or_path is required: the model folder to evaluate (e.g. "
+                           "outputs/train/<time>/model) or a Hub id")
+    check_model_folder(backbone.name_or_path, "model.backbone.name_or_path")
+
+
 def evaluate(cfg: DictConfig) -> dict:
     """Load the model, run the suite on the configured accelerator, write metrics.csv. Returns results."""
+    _check_model_setting(cfg)
     L.seed_everything(int(cfg.seed), workers=True)
     eval_sets = load_suite(cfg)
     out = prepare_output_dir(cfg)
@@ -65,7 +78,8 @@ def evaluate(cfg: DictConfig) -> dict:
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="evaluate")
 def _hydra_main(cfg: DictConfig) -> None:
-    evaluate(cfg)
+    with one_line_errors(NLIDataError):   # expected refusals: one `error:` line, no traceback
+        evaluate(cfg)
 
 
 def main() -> None:

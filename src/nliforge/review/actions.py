@@ -38,11 +38,16 @@ def open_store(cfg: DictConfig, records: list[Record]):
 
 
 def serve_action(cfg: DictConfig) -> dict:
-    from nliforge.review.server import serve
+    """Serve the review page over the run's store; an unsafe binding is refused before anything is written."""
+    from nliforge.review.server import check_bind, serve
 
+    token = os.environ.get(cfg.serve.token_env) if cfg.serve.get("token_env") else None
+    try:
+        check_bind(str(cfg.serve.host), token)
+    except NLIDataError as err:
+        raise NLIDataError(f"serve.host={cfg.serve.host}: {err}") from None
     records = load_items(cfg)
     open_store(cfg, records).close()
-    token = os.environ.get(cfg.serve.token_env) if cfg.serve.get("token_env") else None
     serve(review_dir(cfg) / "review.sqlite", host=str(cfg.serve.host), port=int(cfg.serve.port), token=token,
           rubric=bool(cfg.serve.get("rubric", False)))
     return {}

@@ -31,12 +31,18 @@ def _hydra_main(cfg: DictConfig) -> None:
         review(cfg)
 
 
+HELP_FLAGS = ("-h", "--help", "--hydra-help")
+
+
 def main() -> None:
-    """Console script `nliforge-review`: the first argument names the action."""
+    """Console script `nliforge-review`: the first argument names the action. `--help` (alone or after an
+    action) prints the actions and main options (conf/hydra/help/nliforge_review.yaml) and exits 0."""
     if len(sys.argv) > 1 and sys.argv[1] in ACTIONS:
         sys.argv[1] = f"action={sys.argv[1]}"
-    elif len(sys.argv) < 2 or not sys.argv[1].startswith("action="):
-        print(f"usage: nliforge-review {{{'|'.join(ACTIONS)}}} run=<generation run folder> [overrides]", file=sys.stderr)
+    elif not any(arg in HELP_FLAGS for arg in sys.argv[1:]) and (
+            len(sys.argv) < 2 or not sys.argv[1].startswith("action=")):
+        print(f"usage: nliforge-review {{{'|'.join(ACTIONS)}}} run=<generation run folder> [overrides]\n"
+              "       nliforge-review --help   (the actions and their main options)", file=sys.stderr)
         raise SystemExit(2)
     run_cli(_hydra_main, CONF_DIR)
 

@@ -53,9 +53,10 @@ __all__ = ["LOCAL_HOSTS", "ReviewServer", "TOKEN_ENV", "check_bind", "make_app",
 
 
 def check_bind(host: str, token: str | None) -> None:
-    """Refuse to serve beyond this machine without a token (anyone reaching it could edit the store)."""
+    """Refuse to serve beyond this machine without a token (anyone reaching it could edit the store).
+    NLIDataError is a ValueError: a wrong setting, reported as one line by the command-line tools."""
     if host not in LOCAL_HOSTS and not token:
-        raise ValueError(f"refusing to serve the review page on {host!r} without a token: anyone who can reach "
+        raise NLIDataError(f"refusing to serve the review page on {host!r} without a token: anyone who can reach "
                          f"it could read and change the review store. Set {TOKEN_ENV} (or pass token=...) or "
                          "bind 127.0.0.1")
 

@@ -32,6 +32,9 @@ def _model_folder(model_dir: str | Path) -> Path:
     for folder in (root, root / "model"):
         if (folder / "config.json").is_file():
             return folder
+    if not root.is_dir():
+        raise NLIDataError(f"teacher.model_dir={str(root)!r}: no such folder ({root.resolve()}); expected a "
+                           "Hugging Face classifier folder (e.g. an nliforge-train run's model/)")
     raise NLIDataError(f"teacher.model_dir={str(root)!r}: no config.json there or in its model/; expected a "
                        "Hugging Face classifier folder (e.g. an nliforge-train run's model/)")
 
