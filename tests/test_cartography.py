@@ -17,7 +17,7 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from nliforge.cartography import (
-    PROB_COLUMNS, Dynamics, TrainingDynamicsCallback, compute_metrics, confidence, correctness,
+    NEVER_LEARNED, PROB_COLUMNS, Dynamics, TrainingDynamicsCallback, compute_metrics, confidence, correctness,
     estimated_max_variability, forgetfulness, load_dynamics, plot_data_map, select_by_quantile,
     select_region, summarize, threshold_closeness, variability,
 )
@@ -50,8 +50,8 @@ def test_metrics_by_hand():
     #   b 1,0,1 (gold 1 -> right, wrong, right) = 2;  c 0,0,0 (gold 2) = 0;  d 2,2,2 = 3
     corr = correctness(PROBS, GOLD)
     assert corr.dtype.kind == "i" and corr.tolist() == [2, 2, 0, 3]
-    # forgetfulness: only b goes right -> wrong (epoch 0 -> 1)
-    assert forgetfulness(PROBS, GOLD).tolist() == [0, 1, 0, 0]
+    # forgetfulness: only b goes right -> wrong (epoch 0 -> 1); c is never right: 1000, as cartography
+    assert forgetfulness(PROBS, GOLD).tolist() == [0, 1, 1000, 0]
     # c(1-c): .4*.6=.24, .5333*.4667=.248889, .2*.8=.16, .9*.1=.09
     np.testing.assert_allclose(threshold_closeness(PROBS, GOLD),
                                [.24, (1.6 / 3) * (1.4 / 3), .16, .09])
@@ -73,6 +73,19 @@ def test_forgetfulness_counts_every_transition():
     # gold 0; correct, wrong, correct, wrong over 4 epochs -> two forgetting events
     probs = np.array([[[.9, .1, 0]], [[.1, .9, 0]], [[.8, .2, 0]], [[.3, .7, 0]]])
     assert forgetfulness(probs, np.array([0])).tolist() == [2]
+
+
+def test_forgetfulness_of_an_example_never_learned_follows_cartography():
+    # allenai/cartography's compute_forgetfulness: `if not any(correctness_trend): return 1000`
+    never = np.array([[[.1, .9, 0]], [[.2, .8, 0]], [[.4, .6, 0]]])   # gold 0, wrong at every epoch
+    once = np.array([[[.1, .9, 0]], [[.2, .8, 0]], [[.6, .4, 0]]])    # learned at the last epoch
+    assert forgetfulness(never, np.array([0])).tolist() == [NEVER_LEARNED] == [1000]
+    assert forgetfulness(once, np.array([0])).tolist() == [0]
+    assert forgetfulness(never, np.array([0]), never_learned=0).tolist() == [0]   # the plain count
+    dyn = Dynamics(uids=["n", "o"], gold=np.array([0, 0]), probs=np.concatenate([never, once], axis=1),
+                   epochs=[0, 1, 2])
+    assert compute_metrics(dyn)["forgetfulness"].tolist() == [1000, 0]
+    assert compute_metrics(dyn, never_learned=0)["forgetfulness"].tolist() == [0, 0]
 
 
 def test_compute_metrics_unlabeled_rows():

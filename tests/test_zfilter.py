@@ -23,14 +23,33 @@ def _outcome(result):
             result.final_biased, result.n_batches)
 
 
-@pytest.mark.parametrize("batch_size,k,n_seed", [(50, 20, 0), (97, 5, 0), (200, 1, 0), (64, 10, 100)])
-def test_incremental_equals_reference(world, batch_size, k, n_seed):
+@pytest.mark.parametrize("batch_size,k,n_seed,ties", [(50, 20, 0, "name"), (97, 5, 0, "name"), (200, 1, 0, "name"),
+                                                    (64, 10, 100, "name"), (50, 20, 0, "include"),
+                                                    (200, 1, 0, "include"), (64, 10, 100, "include")])
+def test_incremental_equals_reference(world, batch_size, k, n_seed, ties):
     seed, cands = world[:n_seed], world[n_seed:n_seed + 400]
     preds = {r.uid: ("entailment", "neutral", "contradiction")[i % 3] for i, r in enumerate(world[:250])}
-    fast = z_filter(cands, seed=seed, k=k, batch_size=batch_size, hypo_preds=preds)
-    ref = z_filter_reference(cands, seed=seed, k=k, batch_size=batch_size, hypo_preds=preds)
+    fast = z_filter(cands, seed=seed, k=k, batch_size=batch_size, hypo_preds=preds, ties=ties)
+    ref = z_filter_reference(cands, seed=seed, k=k, batch_size=batch_size, hypo_preds=preds, ties=ties)
     assert _outcome(fast) == _outcome(ref)
     assert 0 < len(fast.rejected) < len(cands)
+
+
+def test_a_tie_at_the_kth_rank_decides_by_name_unless_ties_include():
+    """The seed makes three contradiction features tie exactly (alpha, beta, 'alpha beta': each in the
+    same six examples, all contradiction). With k = 1 the name rule keeps 'alpha beta@hypothesis' (' '
+    sorts before '@'), so a candidate with 'beta' alone passes; `ties=include` puts all three in B(l)."""
+    seed = [_pair(f"{label[0]}{i}", hyp, label) for label, hyp in
+            [("contradiction", "alpha beta"), ("entailment", "gamma delta"), ("neutral", "epsilon zeta")]
+            for i in range(6)]
+    cand = [_pair("x", "beta eta", "contradiction")]
+    for filt in (z_filter, z_filter_reference):
+        by_name = filt(cand, seed=seed, k=1, batch_size=10)
+        assert [r.uid for r in by_name.accepted] == ["x"]
+        included = filt(cand, seed=seed, k=1, batch_size=10, ties="include")
+        assert [(r.uid, r.meta["zfilter"]["feature"]) for r in included.rejected] == [("x", "beta@hypothesis")]
+        assert [n for n, _ in included.final_biased["contradiction"]] == \
+            ["alpha beta@hypothesis", "alpha@hypothesis", "beta@hypothesis"]
 
 
 def test_first_batch_without_seed_is_accepted_and_meta_records_why(world):
@@ -188,3 +207,24 @@ def test_report_follows_d0_biases_into_the_generated_samples():
     assert "generated_rates" not in biased_report(d0, [], d0, top=5, k=5)   # no samples given: no table
     none_kept = biased_report(d0, [], d0, top=5, k=5, samples=samples)     # nothing above τ
     assert {tuple(r[3]) for rows in none_kept["generated_rates"].values() for r in rows} == {(0, None)}
+
+
+def test_ties_setting_reaches_the_pipeline_recipes(tmp_path):
+    """`pipeline.zfilter.ties` and `pipeline.zaug_debias.ties` exist (default name), a wrong value names
+    its key, and the recipes apply the rule."""
+    from conftest import compose_config
+    from nliforge.pipeline.zaug import zfilter_ties
+    from nliforge.pipeline.zaug_report import run_recipe
+
+    cfg = compose_config("generate", ["pipeline=zaug", "pipeline.zfilter.ties=include"], tmp_path / "o", tmp_path / "c")
+    assert zfilter_ties(cfg.pipeline.zfilter, "pipeline.zfilter") == "include"
+    assert zfilter_ties(cfg.pipeline.zaug_debias, "pipeline.zaug_debias") == "name"
+    cfg.pipeline.zfilter.ties = "random"
+    with pytest.raises(NLIDataError, match=r"pipeline.zfilter.ties='random'; valid: name, include"):
+        zfilter_ties(cfg.pipeline.zfilter, "pipeline.zfilter")
+    d0 = [_pair(f"{label[0]}{i}", hyp, label) for label, hyp in
+          [("contradiction", "alpha beta"), ("entailment", "gamma delta"), ("neutral", "epsilon zeta")]
+          for i in range(6)]
+    gen = [_pair("x", "beta eta", "contradiction")]
+    assert [r.uid for r in run_recipe("zaug", d0, gen, k=1, batch_size=10)[1]] == []
+    assert [r.uid for r in run_recipe("zaug", d0, gen, k=1, batch_size=10, ties="include")[1]] == ["x"]

@@ -42,6 +42,20 @@ def test_top_biased_ranks_positive_z_only_ties_by_name():
     assert [n for n, _ in tied["contradiction"]] == ["a", "b"]
 
 
+def test_ties_at_the_kth_rank_by_name_or_all_included():
+    # b (n = 4) is above three features tied at n = 3 (bit-identical z); k = 2 cuts through the tie
+    counts, names = np.array([[0, 0, 4], [0, 0, 3], [0, 0, 3], [0, 0, 3], [2, 1, 0]]), ["b", "c", "a", "d", "e"]
+    by_name = top_biased(counts, names, k=2)["contradiction"]
+    assert [n for n, _ in by_name] == ["b", "a"]                    # exactly k: the tied name that sorts first
+    included = top_biased(counts, names, k=2, ties="include")["contradiction"]
+    assert [n for n, _ in included] == ["b", "a", "c", "d"]         # every tied feature, by (-z, name)
+    assert included[1][1] == included[2][1] == included[3][1] < included[0][1]
+    # no tie at the k-th rank: both rules agree
+    assert top_biased(counts, names, k=1, ties="include") == top_biased(counts, names, k=1)
+    with pytest.raises(NLIDataError, match=r"ties='random'; valid: name, include"):
+        top_biased(counts, names, k=2, ties="random")
+
+
 def test_bad_input_names_the_setting():
     with pytest.raises(NLIDataError, match="k = 5"):
         top_biased(COUNTS, NAMES, k=5)

@@ -142,9 +142,10 @@ def _summarize_dynamics(cfg: DictConfig) -> None:
     dyn = cfg.callbacks.get("dynamics")
     if dyn is None or not dyn.get("enabled", False) or not Path(dyn.dir).exists():
         return
-    from nliforge.cartography import summarize
+    from nliforge.cartography import NEVER_LEARNED, summarize
 
-    summarize(dyn.dir, plot_path=dyn.get("data_map"))
+    summarize(dyn.dir, plot_path=dyn.get("data_map"),
+              never_learned=int(dyn.get("never_learned_forgetfulness", NEVER_LEARNED)))
 
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="train")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from nliforge.cartography.metrics import (
-    METRIC_COLUMNS, compute_metrics, confidence, correctness, estimated_max_variability,
+    METRIC_COLUMNS, NEVER_LEARNED, compute_metrics, confidence, correctness, estimated_max_variability,
     forgetfulness, gold_probs, threshold_closeness, variability,
 )
 from nliforge.cartography.plot import plot_data_map
@@ -23,7 +23,7 @@ from nliforge.cartography.store import (
 )
 
 __all__ = [
-    "Dynamics", "load_dynamics", "EPOCH_COLUMNS", "PROB_COLUMNS", "METRIC_COLUMNS",
+    "Dynamics", "load_dynamics", "EPOCH_COLUMNS", "PROB_COLUMNS", "METRIC_COLUMNS", "NEVER_LEARNED",
     "compute_metrics", "confidence", "variability", "correctness", "forgetfulness",
     "threshold_closeness", "estimated_max_variability", "gold_probs",
     "REGIONS", "region_size", "select_region", "select_by_quantile", "plot_data_map",
@@ -41,13 +41,15 @@ def __getattr__(name: str):
 
 
 def summarize(out_dir: str | os.PathLike, plot_path: str | os.PathLike | None = None,
-              allow_missing: bool = False, title: str = "Data map") -> pd.DataFrame:
+              allow_missing: bool = False, title: str = "Data map",
+              never_learned: int = NEVER_LEARNED) -> pd.DataFrame:
     """Load a run's dynamics, write ``out_dir/metrics.parquet`` (and the data map if asked).
 
     Called by the train entry point at the end of a run. Returns the metrics frame
     (indexed by uid). ``metrics.parquet`` is rewritten on each call: it is derived data.
+    `never_learned`: forgetfulness of an example never predicted correctly (1000, as cartography).
     """
-    metrics = compute_metrics(load_dynamics(out_dir, allow_missing=allow_missing))
+    metrics = compute_metrics(load_dynamics(out_dir, allow_missing=allow_missing), never_learned)
     atomic_write_bytes(Path(out_dir) / "metrics.parquet", frame_to_parquet_bytes(metrics, index=True))
     if plot_path is not None:
         plot_data_map(metrics, plot_path, title=title)

@@ -6,6 +6,11 @@ handles unlabeled examples (gold -1) by leaving their gold-based columns empty (
 
 Standard deviations are population ones (ddof=0), as in the cartography definition: the
 epochs are the whole set of observations, not a sample of a larger one.
+
+Forgetfulness of an example never predicted correctly follows allenai/cartography
+(`compute_forgetfulness` in `selection/train_dy_filtering.py`): 1000, a value above any count of
+forgetting events, so that never-learned examples rank as the most forgotten (Toneva et al. 2019
+treat them as forgotten infinitely often). Pass `never_learned=0` for the plain count of events.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import numpy as np
 import pandas as pd
 
 from nliforge.cartography.store import Dynamics
+
+NEVER_LEARNED = 1000   # forgetfulness of an example never predicted correctly (allenai/cartography)
 
 METRIC_COLUMNS: tuple[str, ...] = (
     "gold", "confidence", "variability", "correctness", "correctness_frac",
@@ -75,10 +82,12 @@ def correctness(probs: np.ndarray, gold: np.ndarray) -> np.ndarray:
     return _correct(probs, gold).sum(axis=0).astype(np.int64)
 
 
-def forgetfulness(probs: np.ndarray, gold: np.ndarray) -> np.ndarray:
-    """Number of learned-then-forgotten events: epoch e correct and epoch e+1 incorrect."""
+def forgetfulness(probs: np.ndarray, gold: np.ndarray, never_learned: int = NEVER_LEARNED) -> np.ndarray:
+    """Number of learned-then-forgotten events (epoch e correct, epoch e+1 incorrect); an example
+    correct at no epoch gets `never_learned` (1000, as allenai/cartography; 0 gives the plain count)."""
     correct = _correct(probs, gold)
-    return (correct[:-1] & ~correct[1:]).sum(axis=0).astype(np.int64)
+    events = (correct[:-1] & ~correct[1:]).sum(axis=0).astype(np.int64)
+    return np.where(correct.any(axis=0), events, np.int64(never_learned))
 
 
 def threshold_closeness(probs: np.ndarray, gold: np.ndarray) -> np.ndarray:
@@ -96,12 +105,13 @@ def estimated_max_variability(probs: np.ndarray) -> np.ndarray:
     return _check_probs(probs).std(axis=0, ddof=0).max(axis=1)
 
 
-def compute_metrics(dyn: Dynamics) -> pd.DataFrame:
+def compute_metrics(dyn: Dynamics, never_learned: int = NEVER_LEARNED) -> pd.DataFrame:
     """All per-example metrics as a DataFrame indexed by uid (columns ``METRIC_COLUMNS``).
 
     Unlabeled examples (gold -1 or missing) get NaN / <NA> in every gold-based column;
     ``max_variability`` is computed for all. ``correctness`` and ``forgetfulness`` are
-    nullable integers (pandas ``Int64``).
+    nullable integers (pandas ``Int64``); `never_learned` is the forgetfulness of an example
+    never predicted correctly (see `forgetfulness`).
     """
     probs = _check_probs(dyn.probs)
     n_epochs, n = probs.shape[:2]
@@ -121,7 +131,7 @@ def compute_metrics(dyn: Dynamics) -> pd.DataFrame:
         "variability": _spread(variability(lp, lg), labeled),
         "correctness": _spread(corr, labeled, integer=True),
         "correctness_frac": _spread(corr / n_epochs, labeled),
-        "forgetfulness": _spread(forgetfulness(lp, lg), labeled, integer=True),
+        "forgetfulness": _spread(forgetfulness(lp, lg, never_learned), labeled, integer=True),
         "threshold_closeness": _spread(threshold_closeness(lp, lg), labeled),
         "max_variability": estimated_max_variability(probs),
     }, index=pd.Index([str(u) for u in dyn.uids], name="uid"))

@@ -29,8 +29,9 @@ class IncrementalBias:
     Invariant: hot[l] == {features with n >= n_hot[l]} (as an unordered id array).
     """
 
-    def __init__(self, n_features: int, n_labels: int, k: int, names: Sequence[str], p0: float):
-        self.k, self.names, self.p0 = k, names, p0
+    def __init__(self, n_features: int, n_labels: int, k: int, names: Sequence[str], p0: float,
+                 ties: str = "name"):
+        self.k, self.names, self.p0, self.ties = k, names, p0, ties
         self.counts = np.zeros((n_features, n_labels), np.int64)
         self.n = np.zeros(n_features, np.int64)
         self.keys = np.full((n_features, n_labels), -np.inf)
@@ -69,19 +70,22 @@ class IncrementalBias:
         return n
 
     def biased(self, li: int) -> list[int]:
-        """B(label li) on the current counts: feature ids, highest z first (ties by name)."""
+        """B(label li) on the current counts: feature ids, highest z first (ties: `self.ties`).
+
+        With `ties="include"` the top may hold more than k; its last feature still has the k-th z, and
+        every feature outside H_l has a z strictly below it, so none can tie."""
         hot = self.hot[li]
         if len(hot) >= self.k:
-            top = exact_top_k(hot, self.keys[hot, li], self.k, self.names)
-            if len(top) == self.k:
+            top = exact_top_k(hot, self.keys[hot, li], self.k, self.names, self.ties)
+            if len(top) >= self.k:
                 n_star = self.n_star(self.keys[top[-1], li])
                 if n_star >= self.n_hot[li]:
                     if n_star >= 4 * self.n_hot[li]:
                         self._rebuild(li, n_star // 2, hot)
                     return top
         self.full_scans += 1
-        top = exact_top_k(np.arange(len(self.n)), self.keys[:, li], self.k, self.names)
-        n_star = self.n_star(self.keys[top[-1], li]) if len(top) == self.k else 1
+        top = exact_top_k(np.arange(len(self.n)), self.keys[:, li], self.k, self.names, self.ties)
+        n_star = self.n_star(self.keys[top[-1], li]) if len(top) >= self.k else 1
         self._rebuild(li, max(1, n_star // 2), None)
         return top
 

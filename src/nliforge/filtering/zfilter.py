@@ -2,10 +2,13 @@
 
 Z starts empty, or equal to a seed dataset (conditional z-filtering, Z(D' | D_seed)). The
 candidates D' are cut into batches; before each batch the biased sets B(l) are found on the
-current Z (`zstats`: top-k z per label, n > 0 and z > 0, ties by feature name); an instance is
-accepted into Z iff none of its features is in B(its label), otherwise it goes to Z⁻.
+current Z (`zstats`: top-k z per label, n > 0 and z > 0); an instance is accepted into Z iff none
+of its features is in B(its label), otherwise it goes to Z⁻.
 
 Choices the paper leaves open, made here:
+- ties at the k-th z: `ties="name"` (default) keeps exactly k features, the tied ones whose names
+  sort first; `ties="include"` lets every tied feature into B(l) (no dependence on names). See
+  `zstats` for why.
 - order: candidates are processed in the order given (shuffle beforehand for a random order);
   batch t holds candidates [t * batch_size, (t + 1) * batch_size).
 - batch size: a setting (default 1000). Smaller batches track Z more closely and cost more.
@@ -37,7 +40,7 @@ from nliforge.data.labels import LABELS
 from nliforge.data.records import Record, check_unique_uids
 from nliforge.filtering.features import FeatureSpace, example_features
 from nliforge.filtering.zcounts import IncrementalBias
-from nliforge.filtering.zstats import base_rate, check_k, label_ids, z_value
+from nliforge.filtering.zstats import base_rate, check_k, check_ties, label_ids, z_value
 
 DEFAULT_BATCH_SIZE = 1000
 
@@ -58,8 +61,9 @@ class ZFilterResult:
         return self.seed + self.accepted
 
 
-def _check(candidates, seed, k, batch_size, labels) -> tuple[np.ndarray, np.ndarray]:
+def _check(candidates, seed, k, batch_size, labels, ties) -> tuple[np.ndarray, np.ndarray]:
     base_rate(len(labels))
+    check_ties(ties)
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise NLIDataError(f"batch_size must be a positive integer, got {batch_size!r}")
     check_unique_uids(list(seed) + list(candidates), "z_filter (seed + candidates)")
@@ -90,20 +94,20 @@ def _annotate(records, kept, held, batches) -> tuple[list[Record], list[Record]]
 
 def z_filter(candidates: Sequence[Record], seed: Sequence[Record] | None = None, k: int = 20,
              batch_size: int = DEFAULT_BATCH_SIZE, labels: Sequence[str] = LABELS,
-             hypo_preds: Mapping[str, str] | None = None) -> ZFilterResult:
+             hypo_preds: Mapping[str, str] | None = None, ties: str = "name") -> ZFilterResult:
     """Z(candidates) or, with a seed, Z(candidates | seed) (Algorithm 1, incremental counts).
 
     `hypo_preds` maps uids (of seed and candidates) to a hypothesis-only model's predicted label,
-    giving the `hypo-only-pred=<label>` feature; absent uids get none.
+    giving the `hypo-only-pred=<label>` feature; absent uids get none. `ties`: "name" | "include".
     """
     seed, labels = list(seed or []), tuple(labels)
-    seed_labs, labs = _check(candidates, seed, k, batch_size, labels)
+    seed_labs, labs = _check(candidates, seed, k, batch_size, labels, ties)
     space = FeatureSpace(labels)
     seed_m = space.featurise_records(seed, _preds(seed, hypo_preds))
     cand = space.featurise_records(candidates, _preds(candidates, hypo_preds))
     check_k(k, len(space))
     seed_m = space.pad(seed_m)
-    engine = IncrementalBias(len(space), len(labels), k, space.names, base_rate(len(labels)))
+    engine = IncrementalBias(len(space), len(labels), k, space.names, base_rate(len(labels)), ties)
     engine.add(seed_m.indices.astype(np.int64), np.repeat(seed_labs, np.diff(seed_m.indptr)))
     held: list[list[str]] = [[] for _ in range(len(candidates))]
     rank = np.full((len(space), len(labels)), np.iinfo(np.int64).max, np.int64)
@@ -157,20 +161,20 @@ def _filter_batch(engine, cand, labs, start, stop, biased, rank, names) -> list[
 def z_filter_reference(candidates: Sequence[Record], seed: Sequence[Record] | None = None,
                        k: int = 20, batch_size: int = DEFAULT_BATCH_SIZE,
                        labels: Sequence[str] = LABELS,
-                       hypo_preds: Mapping[str, str] | None = None) -> ZFilterResult:
+                       hypo_preds: Mapping[str, str] | None = None, ties: str = "name") -> ZFilterResult:
     """Algorithm 1 written plainly: every batch recounts all of Z from scratch in Python.
 
     Slow (each batch costs O(|Z|)); it exists to check `z_filter`, which must match it exactly.
     """
     seed, labels = list(seed or []), tuple(labels)
-    _check(candidates, seed, k, batch_size, labels)
+    _check(candidates, seed, k, batch_size, labels, ties)
     preds = hypo_preds or {}
     feats = {r.uid: example_features(r.premise, r.hypothesis, preds.get(r.uid)) for r in seed + list(candidates)}
     space = FeatureSpace(labels)  # the fixed features count towards the feature set, as in z_filter
     check_k(k, len(set(space.names).union(*feats.values())))
     z, kept_flags, held, n_batches = list(seed), [], [], 0
     for n_batches, start in enumerate(range(0, len(candidates), batch_size), 1):
-        biased = _reference_biased(z, feats, k, labels)
+        biased = _reference_biased(z, feats, k, labels, ties=ties)
         for rec in candidates[start:start + batch_size]:
             hits = [f for f in biased[rec.label] if f in feats[rec.uid]]
             kept_flags.append(not hits)
@@ -179,12 +183,13 @@ def z_filter_reference(candidates: Sequence[Record], seed: Sequence[Record] | No
                 z.append(rec)
     batches = [i // batch_size for i in range(len(candidates))]
     acc, rej = _annotate(candidates, kept_flags, held, batches)
-    final = _reference_biased(z, feats, k, labels, with_z=True)
+    final = _reference_biased(z, feats, k, labels, with_z=True, ties=ties)
     return ZFilterResult(seed, acc, rej, final, n_batches)
 
 
-def _reference_biased(z_set, feats, k, labels, with_z=False):
-    """B(l) for each label on z_set, counting every feature of every record in plain Python."""
+def _reference_biased(z_set, feats, k, labels, with_z=False, ties="name"):
+    """B(l) for each label on z_set, counting every feature of every record in plain Python: the k
+    best by (-z, name), and with `ties="include"` also every later one whose z equals the k-th."""
     counts: dict[str, list[int]] = {}
     for rec in z_set:
         li = labels.index(rec.label)
@@ -199,7 +204,10 @@ def _reference_biased(z_set, feats, k, labels, with_z=False):
             if zv > 0:
                 scored.append((-zv, name))
         scored.sort()
-        out[label] = [(name, -neg) for neg, name in scored[:k]] if with_z else [n for _, n in scored[:k]]
+        cut = k
+        while ties == "include" and 0 < cut < len(scored) and scored[cut][0] == scored[k - 1][0]:
+            cut += 1
+        out[label] = [(name, -neg) for neg, name in scored[:cut]] if with_z else [n for _, n in scored[:cut]]
     return out
 
 

@@ -8,7 +8,18 @@ p0 uses the number of labels in the configuration (3 for NLI), not the number ob
 undefined for a feature never seen (n = 0). The biased set B(l) holds the k features with the
 highest z for label l among those with n > 0 and z > 0 (a feature seen less often than the base
 rate with l is not biased *towards* l; with k = 20 on real data the top ranks are all far above
-0 anyway). Ties are broken by feature name, so the result does not depend on feature ids.
+0 anyway).
+
+Ties at the k-th rank (features with the same counts have bit-identical z, and counts are small
+integers, so ties are common) follow `ties` (`TIES`):
+- `name` (default): B(l) holds exactly k features; among those tied at the k-th z, the ones whose
+  names sort first (Python string order, by code point) enter. The paper defines B(l) as a top k
+  and leaves ties open; this keeps |B(l)| = k and makes the result independent of feature ids and
+  data order, but which of the tied features enter depends on their names (an implementation that
+  breaks ties the other way: issue 19 counted up to 256 of 3,000 decisions differing with k = 20).
+- `include`: every feature tied at the k-th z enters, so B(l) may hold more than k features and
+  nothing depends on names. Within one batch it rejects every instance `name` rejects, and more.
+Within B(l) features are listed by (-z, name).
 
 All float arithmetic follows the formula's order exactly, in numpy and in `z_value`, so the
 vectorised and the plain-Python paths give bit-identical z (IEEE division and sqrt are
@@ -59,8 +70,20 @@ def eligible_keys(counts: np.ndarray, n: np.ndarray, p0: float) -> np.ndarray:
     return np.where((n[:, None] > 0) & (z > 0), z, -np.inf)
 
 
-def exact_top_k(ids: np.ndarray, key: np.ndarray, k: int, names: Sequence[str]) -> list[int]:
-    """Ids of the (at most) k highest keys above -inf, ordered by (-key, name): deterministic."""
+TIES = ("name", "include")   # the tie rules at the k-th rank (module docstring)
+
+
+def check_ties(ties: str, key: str = "ties") -> str:
+    """A valid tie rule, or an NLIDataError naming the setting `key` and the choices."""
+    if ties not in TIES:
+        raise NLIDataError(f"{key}={ties!r}; valid: {', '.join(TIES)} (how features tied at the k-th z "
+                           "enter B(l))")
+    return ties
+
+
+def exact_top_k(ids: np.ndarray, key: np.ndarray, k: int, names: Sequence[str], ties: str = "name") -> list[int]:
+    """Ids of the k highest keys above -inf, ordered by (-key, name): deterministic. Features tied at
+    the k-th key: the first by name (`ties="name"`, exactly k) or all of them (`ties="include"`)."""
     ok = key > -np.inf
     ids, key = ids[ok], key[ok]
     if len(ids) > k:
@@ -68,7 +91,7 @@ def exact_top_k(ids: np.ndarray, key: np.ndarray, k: int, names: Sequence[str]) 
         above = np.flatnonzero(key > t)
         tied = np.flatnonzero(key == t).tolist()
         tied.sort(key=lambda i: names[ids[i]])
-        pos = above.tolist() + tied[: k - len(above)]
+        pos = above.tolist() + (tied if check_ties(ties) == "include" else tied[: k - len(above)])
     else:
         pos = list(range(len(ids)))
     keys, fids = key.tolist(), ids.tolist()
@@ -101,8 +124,8 @@ def check_k(k: int, n_features: int) -> None:
 
 
 def top_biased(counts: np.ndarray, names: Sequence[str], k: int = 20,
-               labels: Sequence[str] = LABELS) -> dict[str, list[tuple[str, float]]]:
-    """B(l) for every label: the k (name, z) pairs with the highest z, best first."""
+               labels: Sequence[str] = LABELS, ties: str = "name") -> dict[str, list[tuple[str, float]]]:
+    """B(l) for every label: the k (name, z) pairs with the highest z, best first (`ties`: module docstring)."""
     counts = np.asarray(counts)
     if counts.ndim != 2 or counts.shape[1] != len(labels) or counts.shape[0] != len(names):
         raise NLIDataError(f"counts shape {counts.shape} does not match {len(names)} names x "
@@ -113,7 +136,7 @@ def top_biased(counts: np.ndarray, names: Sequence[str], k: int = 20,
     ids = np.arange(counts.shape[0])
     out = {}
     for li, label in enumerate(labels):
-        top = exact_top_k(ids, keys[:, li], k, names)
+        top = exact_top_k(ids, keys[:, li], k, names, ties)
         out[label] = [(names[f], float(keys[f, li])) for f in top]
     return out
 

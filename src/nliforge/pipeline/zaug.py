@@ -17,6 +17,14 @@ from nliforge.pipeline.engine import StageContext, StageOutput, stage
 from nliforge.pipeline.shared_stages import CACHE_FILE, classifier_run, request_seed
 
 
+def zfilter_ties(settings, key: str) -> str:
+    """`<key>.ties`: how features tied at the k-th z enter B(l) (name | include, default name;
+    `nliforge.filtering.zstats`). A wrong value is an error naming the key."""
+    from nliforge.filtering.zstats import check_ties
+
+    return check_ties(str(settings.get("ties", "name")), f"{key}.ties")
+
+
 @stage("zaug_generator", inputs=("classifier",))
 def generator_stage(ctx: StageContext) -> StageOutput:
     """One generator per variant (name -> λ), trained on the classifier's training set D0."""
@@ -43,7 +51,7 @@ def debias_stage(ctx: StageContext) -> StageOutput:
 
     s = ctx.settings
     d0 = [r for r in classifier_run(ctx.cfg).train_records() if r.label is not None]
-    res = z_filter(d0, k=int(s.k), batch_size=int(s.batch_size))
+    res = z_filter(d0, k=int(s.k), batch_size=int(s.batch_size), ties=zfilter_ties(s, "pipeline.zaug_debias"))
     rejected = [replace(r, meta={**r.meta, BIASED_META_KEY: r.meta["zfilter"]["features"]}) for r in res.rejected]
     base = OmegaConf.to_container(ctx.cfg.pipeline.generator_model, resolve=True)
     chosen = [str(v) for v in (s.get("variants") or [])]
@@ -137,7 +145,8 @@ def zfilter_stage(ctx: StageContext) -> StageOutput:
     gen = [Record(**r) for r in ctx.rows("confidence") if r["meta"]["variant"] == str(s.variant)]
     samples = [Record(r["uid"], r["premise"], r["hypothesis"], r["label"])
                for r in ctx.rows("zaug_sample") if r["variant"] == str(s.variant)]
-    kept, rejected = run_recipe(str(s.recipe), d0, gen, k=int(s.k), batch_size=int(s.batch_size))
+    kept, rejected = run_recipe(str(s.recipe), d0, gen, k=int(s.k), batch_size=int(s.batch_size),
+                                ties=zfilter_ties(s, "pipeline.zfilter"))
     report = biased_report(d0, gen, kept, top=int(s.report_top), k=int(s.k),
                            out=Path(ctx.cfg.paths.output_dir) / "zaug_report.md", recipe=str(s.recipe),
                            plots_dir=Path(ctx.cfg.paths.output_dir) / "zaug_plots", samples=samples)

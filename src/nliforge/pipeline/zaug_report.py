@@ -18,11 +18,12 @@ RECIPES = ("zaug", "par_z", "seq_z")
 
 
 def run_recipe(recipe: str, d0: Sequence[Record], gen: Sequence[Record], k: int = 20,
-               batch_size: int = 1000) -> tuple[list[Record], list[Record]]:
-    """(kept, rejected) for Z-Aug = Z(D_G | D0), Par-Z = Z(D0) ∪ Z(D_G) or Seq-Z = Z(D_G | Z(D0))."""
+               batch_size: int = 1000, ties: str = "name") -> tuple[list[Record], list[Record]]:
+    """(kept, rejected) for Z-Aug = Z(D_G | D0), Par-Z = Z(D0) ∪ Z(D_G) or Seq-Z = Z(D_G | Z(D0));
+    `ties` is the rule at the k-th rank (`nliforge.filtering.zstats`)."""
     from nliforge.filtering.zfilter import z_filter
 
-    kw = {"k": k, "batch_size": batch_size}
+    kw = {"k": k, "batch_size": batch_size, "ties": ties}
     if recipe == "zaug":
         res = z_filter(gen, seed=d0, **kw)
         return res.dataset, res.rejected
