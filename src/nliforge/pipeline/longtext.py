@@ -17,6 +17,7 @@ generator and the judge at it: the demo's "LLMs" are template writers, not langu
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections import Counter
 from collections.abc import Iterator, Mapping
 
@@ -32,6 +33,8 @@ from nliforge.generation.prompts import prompt_hash
 from nliforge.generation.types import Failure, GenerationRequest
 from nliforge.pipeline.engine import StageContext, StageOutput, stage
 from nliforge.pipeline.shared_stages import CACHE_FILE, merge_ledger, request_seed
+
+log = logging.getLogger("nliforge.generate")
 
 STAND_IN_NOTE = ("Generated and judged by the local stand-in server (nliforge.testing.responders), "
                  "not by real LLMs: the numbers only show that the pipeline works.")
@@ -267,9 +270,12 @@ def explain_stage(ctx: StageContext) -> StageOutput:
     records = [record_from_mapping(r, f"stage longtext_validate row {i}")
                for i, r in enumerate(ctx.rows("longtext_validate"), 1)]
     train_records, label_source = explain_training_records(records, s.get("train_path"))
-    if len({r.label for r in train_records}) < 2:
-        raise NLIDataError(f"explain: the training set ({label_source}) has {len(train_records)} labeled records "
-                           f"and fewer than 2 labels; the classifier needs more (raise pipeline.statements.limit)")
+    if len({r.label for r in train_records}) < 2:  # e.g. a small LM that broke every instruction
+        why = (f"explain skipped: the training set ({label_source}) has {len(train_records)} labeled records and "
+               f"fewer than 2 labels; a classifier needs more (raise pipeline.statements.limit)")
+        log.warning(why)
+        return StageOutput([], [(r.uid, "too_few_labels") for r in records], count_in=len(records),
+                           extra={"skipped": why})
     train_jsonl = write_jsonl(train_records, root / "explain" / "train.jsonl")
     model_dir = root / "explain" / "classifier"
     train(explain_train_config(ctx.cfg, train_jsonl, model_dir, max_length, int(s.get("epochs", 3))))
