@@ -48,7 +48,9 @@ def _volatile(path: str) -> bool:
 
 
 def first_difference(old: Any, new: Any, prefix: str = "") -> str | None:
-    """Dotted key of the first difference between two plain configs (None when equal)."""
+    """Dotted key of the first difference between two plain configs (None when equal). A key present on
+    one side only with the value null is no difference: a setting added to the code later, whose null
+    default means "off", must not lock the runs made before it out of resuming."""
     if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
         old, new = dict(enumerate(old)), dict(enumerate(new))
     if isinstance(old, Mapping) and isinstance(new, Mapping):
@@ -57,6 +59,8 @@ def first_difference(old: Any, new: Any, prefix: str = "") -> str | None:
             if _volatile(path):
                 continue
             if key not in old or key not in new:
+                if (old.get(key) if key in old else new.get(key)) is None:
+                    continue
                 return path
             diff = first_difference(old[key], new[key], path)
             if diff:
