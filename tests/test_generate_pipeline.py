@@ -190,3 +190,14 @@ def test_drop_reasons_are_ranked_and_long_lists_summarised():
     assert format_drops({}) == "-" and format_drops({"b": 1, "a": 1}) == "a=1, b=1"
     table = summary_table({"stages": {"zfilter": {"count_in": 100, "count_out": 34, "drops": drops}}})
     assert "zfilter" in table and "and 3 more reasons (6 records" in table
+
+
+def test_config_difference_ignores_a_later_added_null_key_only():
+    from nliforge.pipeline.run_folder import first_difference
+
+    old = {"a": 1, "cb": {"every": 5}}
+    assert first_difference(old, {"a": 1, "cb": {"every": 5, "n_steps": None}}) is None  # added later, off
+    assert first_difference(old, {"a": 1, "cb": {"every": 5, "n_steps": 10}}) == "cb.n_steps"
+    assert first_difference(old, {"a": 2, "cb": {"every": 5}}) == "a"
+    assert first_difference({"a": 1, "gone": None}, {"a": 1}) is None
+    assert first_difference({"a": 1, "gone": 0}, {"a": 1}) == "gone"

@@ -98,13 +98,3 @@ def test_demo_command_small(tmp_path):
         assert entry["count_in"] == entry["count_out"] + sum(entry["drops"].values())
     assert "stage" in proc.stdout + proc.stderr and "variability" in proc.stdout + proc.stderr
 
-
-def test_config_difference_ignores_a_later_added_null_key_only():
-    from nliforge.pipeline.run_folder import first_difference
-
-    old = {"a": 1, "cb": {"every": 5}}
-    assert first_difference(old, {"a": 1, "cb": {"every": 5, "n_steps": None}}) is None  # added later, off
-    assert first_difference(old, {"a": 1, "cb": {"every": 5, "n_steps": 10}}) == "cb.n_steps"
-    assert first_difference(old, {"a": 2, "cb": {"every": 5}}) == "a"
-    assert first_difference({"a": 1, "gone": None}, {"a": 1}) is None
-    assert first_difference({"a": 1, "gone": 0}, {"a": 1}) == "gone"
