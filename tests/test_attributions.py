@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 import torch
 
+from nliforge.analysis.attribution_render import render_attributions
 from nliforge.analysis.attributions import (attribute_pair, encode_windows, gradient_x_input,
-                                            integrated_gradients, load_classifier, render_attributions)
+                                            integrated_gradients, load_classifier)
 from nliforge.data.errors import NLIDataError
 from nliforge.models.backbone import build_backbone, save_backbone
 

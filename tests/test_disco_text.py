@@ -224,10 +224,3 @@ def test_apply_all_counts_each_rule():
     assert set(counts) == set(dh.RULES) and sum(counts.values()) == 4
     assert counts["leftover_gap"] == 0
 
-
-def test_splice_helpers_are_also_importable_from_the_chunker_module():
-    from nliforge.generation.chunker import Span as S, clean_filler as cf, splice as sp
-
-    assert sp("a b", S(2, 3, "b"), "c") == "a c" and cf("x.") == "x"
-    with pytest.raises(ImportError):
-        from nliforge.generation.chunker import nope  # noqa: F401

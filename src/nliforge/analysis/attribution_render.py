@@ -1,6 +1,7 @@
 """Rendering token attributions: an HTML page (tokens coloured red for positive, blue for negative
 attribution, opacity by size relative to the largest in the pair) and a PNG per pair (the same
-colours as a heatmap of token cells, rows of `per_row` tokens, with the token text drawn in)."""
+colours as a heatmap of token cells, rows of `per_row` tokens, with the token text drawn in).
+`render_attributions` does both for a classifier folder and a list of pairs."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nliforge.analysis.attributions import Attribution
+from nliforge.analysis.attributions import Attribution, attribute_pair, load_classifier
 from nliforge.data.jsonl import atomic_write_text
 
 METHOD_NAMES = {"ig": "integrated gradients", "gxi": "gradient x input"}
@@ -83,3 +84,20 @@ def attribution_png(a: Attribution, path: str | Path, per_row: int = 16) -> Path
 def write_page(attributions: Sequence[tuple[int, Attribution]], path: str | Path) -> Path:
     atomic_write_text(Path(path), [attribution_html(attributions)])
     return Path(path)
+
+
+def render_attributions(model_dir: str | Path, pairs, out_dir: str | Path, method: str = "ig",
+                        **settings) -> list[Path]:
+    """Attribute every (premise, hypothesis) pair with the classifier in `model_dir`; write
+    `attributions.html` (all pairs) and one `attribution_<pair>[_w<window>].png` per pair or window
+    into out_dir. `settings` go to `attribute_pair` (target, max_length, long_inputs, n_steps, ...).
+    Returns [html, png, ...]."""
+    model, tokenizer, perm = load_classifier(model_dir)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    done, pngs = [], []
+    for i, (premise, hypothesis) in enumerate(pairs, 1):
+        for j, a in enumerate(attribute_pair(model, tokenizer, perm, premise, hypothesis, method, **settings), 1):
+            done.append((i, a))
+            pngs.append(attribution_png(a, out / (f"attribution_{i}" + (f"_w{j}" if a.window else "") + ".png")))
+    return [write_page(done, out / "attributions.html"), *pngs]

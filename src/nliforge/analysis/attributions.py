@@ -166,22 +166,3 @@ def attribute_pair(model, tokenizer, perm, premise: str, hypothesis: str, method
                                {lab: float(p) for lab, p in zip(LABELS, probs)}, method, delta,
                                f"{i}/{len(encs)}" if len(encs) > 1 else None))
     return out
-
-
-def render_attributions(model_dir: str | Path, pairs, out_dir: str | Path, method: str = "ig",
-                        **settings) -> list[Path]:
-    """Attribute every (premise, hypothesis) pair with the classifier in `model_dir`; write
-    `attributions.html` (all pairs) and one `attribution_<pair>[_w<window>].png` per pair or window
-    into out_dir. `settings` go to `attribute_pair` (target, max_length, long_inputs, n_steps, ...).
-    Returns [html, png, ...]."""
-    from nliforge.analysis.attribution_render import attribution_png, write_page
-
-    model, tokenizer, perm = load_classifier(model_dir)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    done, pngs = [], []
-    for i, (premise, hypothesis) in enumerate(pairs, 1):
-        for j, a in enumerate(attribute_pair(model, tokenizer, perm, premise, hypothesis, method, **settings), 1):
-            done.append((i, a))
-            pngs.append(attribution_png(a, out / (f"attribution_{i}" + (f"_w{j}" if a.window else "") + ".png")))
-    return [write_page(done, out / "attributions.html"), *pngs]

@@ -191,16 +191,3 @@ def select_spans(spans: Sequence[Span], max_spans: int | None, rng: random.Rando
         return list(spans)
     keep = sorted(rng.sample(range(len(spans)), max_spans))
     return [spans[i] for i in keep]
-
-
-_SPLICE_NAMES = frozenset({"splice", "masked", "prefix_suffix", "clean_filler", "check_span"})
-
-
-def __getattr__(name: str):
-    """Re-export the splicing helpers of :mod:`nliforge.generation.splice`, lazily, because that
-    module imports :class:`Span` from here (so ``from ...chunker import splice`` also works)."""
-    if name in _SPLICE_NAMES:
-        from nliforge.generation import splice as splice_module
-
-        return getattr(splice_module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

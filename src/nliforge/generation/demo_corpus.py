@@ -65,7 +65,8 @@ def fill_in_documents(records: Sequence[Record], n_documents: int, chunker: str 
     The LM so learns the format and which phrases fit a frame given a hypothesis and a truth value;
     asked for another target at generation time, whatever it writes is then judged by the teacher
     filter, as GPT-3's phrases are in the paper."""
-    from nliforge.generation.chunker import build_chunker, masked
+    from nliforge.generation.chunker import build_chunker
+    from nliforge.generation.splice import masked
     from nliforge.generation.disco_prompts import MASK, masked_prompt
 
     if n_documents < 0:

@@ -13,7 +13,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from nliforge.data.errors import NLIDataError
 from nliforge.data.labels import FLIP_DIRECTIONS
 from nliforge.data.records import Record
-from nliforge.pipeline.engine import StageContext, StageOutput, stage
+from nliforge.pipeline.stages import StageContext, StageOutput, stage
 from nliforge.pipeline.shared_stages import classifier_run, generate_from
 
 ALL_DIRECTIONS = FLIP_DIRECTIONS
@@ -158,7 +158,8 @@ def generate_stage(ctx: StageContext) -> StageOutput:
 def splice_stage(ctx: StageContext) -> StageOutput:
     """The generated phrase in place of the span, by offsets: a counterfactual Record with the target
     label and its provenance (original pair, span, phrase, direction, generator)."""
-    from nliforge.generation.chunker import Span, clean_filler, splice
+    from nliforge.generation.chunker import Span
+    from nliforge.generation.splice import clean_filler, splice
 
     prompts = {p["uid"]: p for p in ctx.rows("disco_prompts")}
     gens = ctx.rows("disco_generate")

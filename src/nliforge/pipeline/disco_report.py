@@ -18,7 +18,7 @@ import numpy as np
 
 from nliforge.data.labels import LABELS
 from nliforge.pipeline.disco import ALL_DIRECTIONS
-from nliforge.pipeline.engine import StageContext, StageOutput, stage
+from nliforge.pipeline.stages import StageContext, StageOutput, stage
 
 COUNTED = ("disco_prompts", "disco_generate", "splice", "disco_heuristics", "teacher_filter")
 

@@ -31,7 +31,7 @@ from nliforge.generation.longtext_prompts import (LABEL_TERMS, LABELS, longtext_
                                                   read_statements)
 from nliforge.generation.prompts import prompt_hash
 from nliforge.generation.types import Failure, GenerationRequest
-from nliforge.pipeline.engine import StageContext, StageOutput, stage
+from nliforge.pipeline.stages import StageContext, StageOutput, stage
 from nliforge.pipeline.shared_stages import CACHE_FILE, merge_ledger, request_seed
 
 log = logging.getLogger("nliforge.generate")
@@ -259,7 +259,7 @@ def explain_stage(ctx: StageContext) -> StageOutput:
     <run>/explain/classifier, and renders `method` attributions of `examples` records (the first of each
     intended label) into <run>/explain/attributions/ (attributions.html, one PNG per pair or window).
     Rows: one per rendered example (uid, labels, prediction, file paths relative to the run folder)."""
-    from nliforge.analysis.attributions import render_attributions
+    from nliforge.analysis.attribution_render import render_attributions
     from nliforge.data.jsonl import write_jsonl
     from nliforge.train import train
 

@@ -11,7 +11,7 @@ from omegaconf import DictConfig, OmegaConf
 from nliforge.data.errors import NLIDataError
 from nliforge.generation.types import Failure, GenerationRequest, Sampling
 from nliforge.pipeline.classifier import ClassifierRun, train_classifier
-from nliforge.pipeline.engine import StageContext, StageOutput, stage
+from nliforge.pipeline.stages import StageContext, StageOutput, stage
 
 CACHE_FILE = "llm_cache.sqlite"
 

@@ -11,7 +11,7 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from nliforge.data.records import Record
-from nliforge.pipeline.engine import StageContext, StageOutput, stage
+from nliforge.pipeline.stages import StageContext, StageOutput, stage
 from nliforge.pipeline.shared_stages import classifier_run
 
 

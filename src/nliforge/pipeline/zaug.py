@@ -13,7 +13,7 @@ from omegaconf import OmegaConf
 from nliforge.data.labels import LABELS
 from nliforge.data.records import Record
 from nliforge.generation.types import Failure, GenerationRequest, Sampling
-from nliforge.pipeline.engine import StageContext, StageOutput, stage
+from nliforge.pipeline.stages import StageContext, StageOutput, stage
 from nliforge.pipeline.shared_stages import CACHE_FILE, classifier_run, request_seed
 
 
