@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from nliforge.analysis.attribution_render import render_attributions
-from nliforge.analysis.attributions import (attribute_pair, encode_windows, gradient_x_input,
-                                            integrated_gradients, load_classifier)
+from nliforge.analysis.attributions import attribute_pair, encode_windows, gradient_x_input, integrated_gradients
 from nliforge.data.errors import NLIDataError
 from nliforge.models.backbone import build_backbone, save_backbone
+from nliforge.models.predict import load_classifier
 
 TEXTS = ["The man walks the dog in the park.", "A woman reads a book near the river.",
          "Two children play a game in the street.", "The team sings in the old house."] * 20

@@ -92,15 +92,15 @@ def test_spans_and_splices_use_offsets(disco_run):
 
 
 def test_delta_is_the_teachers_probability_shift(disco_run, classifier_run_dir):
-    from nliforge.review.teacher import teacher_probs
+    from nliforge.models.predict import predict_probs
 
     run, _ = disco_run
     kept = rows(run, "teacher_filter")
     assert kept and all(r["meta"]["scores"]["delta"] > 0.0 for r in kept)
     r = kept[0]
-    new = teacher_probs([Record("n", r["premise"], r["hypothesis"], None, "", {})], classifier_run_dir, progress=False)[0]
-    old = teacher_probs([Record("o", r["meta"]["original_premise"], r["hypothesis"], None, "", {})],
-                        classifier_run_dir, progress=False)[0]
+    new = predict_probs(classifier_run_dir, [Record("n", r["premise"], r["hypothesis"], None, "", {})], progress=False)[0]
+    old = predict_probs(classifier_run_dir, [Record("o", r["meta"]["original_premise"], r["hypothesis"], None, "", {})],
+                        progress=False)[0]
     t = LABEL2ID[r["label"]]
     assert r["meta"]["scores"]["delta"] == pytest.approx(float(new[t] - old[t]), abs=1e-5)
     dropped = {d["uid"] for d in map(json.loads, (run / "stages" / "teacher_filter.drops.jsonl").read_text().splitlines())}

@@ -16,10 +16,10 @@ from nliforge.data.datamodule import EncodedNLI, NLIDataModule, PadCollator
 from nliforge.data.labels import LABEL2ID
 from nliforge.data.training_set import build_training_set
 from nliforge.evaluate import evaluate
-from nliforge.evaluation.suite import predict_probs
 from nliforge.models.backbone import build_backbone
 from nliforge.models.classifier import NLIClassifier
 from nliforge.models.poe import PoEClassifier, poe_loss, poe_settings
+from nliforge.models.predict import predict_probs
 from nliforge.train import train
 from nliforge.world.config import WorldConfig
 from nliforge.world.generator import generate_split
@@ -144,7 +144,8 @@ def test_poe_training_run_through_train(cfg_train):
 
 def _probs(folder: Path, records, view: str) -> torch.Tensor:
     model, tok, perm = build_backbone({"kind": "pretrained", "name_or_path": str(folder)})
-    return predict_probs(NLIClassifier(model, label_permutation=perm), NLIDataModule([], tok, input=view), records)
+    module = NLIClassifier(model, label_permutation=perm)
+    return torch.from_numpy(predict_probs(module, records, datamodule=NLIDataModule([], tok, input=view)))
 
 
 def test_hypothesis_only_model_trains_scores_and_evaluates(cfg_train, tmp_path, world_cache):

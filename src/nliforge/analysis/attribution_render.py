@@ -12,8 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from nliforge.analysis.attributions import Attribution, attribute_pair, load_classifier
+from nliforge.analysis.attributions import Attribution, attribute_pair
 from nliforge.data.jsonl import atomic_write_text
+from nliforge.models.predict import load_classifier
 
 METHOD_NAMES = {"ig": "integrated gradients", "gxi": "gradient x input"}
 

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import torch
 
 from nliforge.data.errors import NLIDataError
-from nliforge.data.labels import LABELS, model_label_permutation
+from nliforge.data.labels import LABELS
+from nliforge.models.predict import token_limit
 
 METHODS = ("ig", "gxi")
 
@@ -44,28 +44,6 @@ class Attribution:
     delta: float | None = None
     window: str | None = None
     extra: dict = field(default_factory=dict)
-
-
-def load_classifier(model_dir: str | Path):
-    """(model in eval mode, tokenizer, column permutation to e/n/c) from an HF classifier folder."""
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-    folder = Path(model_dir)
-    if not (folder / "config.json").is_file():
-        raise NLIDataError(f"{folder}: expected a Hugging Face sequence-classifier folder (config.json, weights, "
-                           "tokenizer), e.g. the `model/` folder of an nliforge-train run")
-    model = AutoModelForSequenceClassification.from_pretrained(folder).eval()
-    return model, AutoTokenizer.from_pretrained(folder), model_label_permutation(model.config.label2id)
-
-
-def token_limit(model, max_length: int) -> int:
-    """`max_length`, capped by the model's position embeddings (RoBERTa-style models offset by pad id + 1)."""
-    cfg = model.config
-    positions = getattr(cfg, "max_position_embeddings", None)
-    if positions is None:
-        return max_length
-    offset = (cfg.pad_token_id or 0) + 1 if "roberta" in str(cfg.model_type) else 0
-    return min(max_length, positions - offset)
 
 
 def encode_windows(tokenizer, premise: str, hypothesis: str, limit: int, long_inputs: str) -> list[dict]:

@@ -12,7 +12,6 @@ from typing import Any
 
 import torch
 from torchmetrics.functional.classification import binary_accuracy, multiclass_accuracy
-from tqdm.auto import tqdm
 
 from nliforge.data.errors import NLIDataError
 from nliforge.data.jsonl import atomic_write_text
@@ -22,6 +21,7 @@ from nliforge.data.registry import gold_labels_for
 from nliforge.evaluation.collapse import collapse_predictions
 from nliforge.evaluation.counterfactual import is_paired, paired_scores
 from nliforge.evaluation.table import SUITE_COLUMNS as METRIC_COLUMNS  # one schema for writer and reader
+from nliforge.models.predict import predict_probs
 
 log = logging.getLogger(__name__)
 
@@ -33,20 +33,6 @@ class EvalSet:
     name: str
     spec: Mapping[str, Any]
     records: Sequence[Record]
-
-
-@torch.inference_mode()
-def predict_probs(module, datamodule, records: Sequence[Record], desc: str = "") -> torch.Tensor:
-    """Probabilities (N x 3, e/n/c) of the module on records, in eval mode, on the module's device."""
-    was_training = module.training
-    module.eval()
-    out = []
-    loader = datamodule.loader(datamodule.encode(records))
-    for batch in tqdm(loader, desc=f"eval {desc}", leave=False, disable=len(loader) < 20):
-        batch = {k: v.to(module.device) if torch.is_tensor(v) else v for k, v in batch.items()}
-        out.append(module.predict_probs(batch).cpu())
-    module.train(was_training)
-    return torch.cat(out) if out else torch.empty(0, 3)
 
 
 def score_set(probs: torch.Tensor, eval_set: EvalSet, collapse: str = "argmax") -> dict[str, float]:
@@ -93,7 +79,7 @@ def evaluate_suite(module, datamodule, eval_sets: Sequence[EvalSet], collapse: s
     """Per-set metrics for every eval set of the suite."""
     results = {}
     for es in eval_sets:
-        probs = predict_probs(module, datamodule, es.records, es.name)
+        probs = torch.from_numpy(predict_probs(module, es.records, datamodule=datamodule, desc=f"eval {es.name}"))
         results[es.name] = score_set(probs, es, collapse)
         log.info("eval %-32s acc=%.4f (n=%d)", es.name, results[es.name]["acc"], len(es.records))
     return results

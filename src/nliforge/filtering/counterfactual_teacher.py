@@ -5,7 +5,7 @@ probability of the target label rises enough from the original pair to the edite
 
 accepted when Δ exceeds a threshold (0.25: the original code's effective value). Each teacher's
 columns are mapped to entailment/neutral/contradiction by name through its own `label2id`
-(`nliforge.review.teacher.teacher_probs`); several teachers are averaged in probability space.
+(`nliforge.models.predict.predict_probs`); several teachers are averaged in probability space.
 """
 
 from __future__ import annotations
@@ -37,13 +37,13 @@ def probability_shift(p_new: np.ndarray, p_orig: np.ndarray, targets: Sequence[s
 def ensemble_probs(records: Sequence[Record], model_dirs: Sequence[str | Path], batch_size: int = 64,
                    max_length: int = 128, device: str = "cpu", progress: bool = True) -> np.ndarray:
     """Mean over teachers of p(e, n, c) per record; each teacher reads its own label2id."""
-    from nliforge.review.teacher import teacher_probs
+    from nliforge.models.predict import load_classifier, predict_probs
 
     if not model_dirs:
         raise NLIDataError("pipeline.disco_teacher: no teacher model folder to score with")
     total = None
     for folder in model_dirs:
-        probs = teacher_probs(records, folder, batch_size=batch_size, max_length=max_length, device=device,
-                              progress=progress)
+        probs = predict_probs(load_classifier(folder, key="teacher.model_dir"), records, batch_size=batch_size,
+                              max_length=max_length, device=device, progress=progress, desc="teacher")
         total = probs if total is None else total + probs
     return total / len(model_dirs)

@@ -15,8 +15,8 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from nliforge.data.errors import NLIDataError
 from nliforge.data.jsonl import read_jsonl
-from nliforge.data.labels import model_label_permutation
 from nliforge.data.records import Record
+from nliforge.models.predict import Classifier, load_classifier, predict_probs
 
 log = logging.getLogger(__name__)
 KEY = "pipeline.classifier.run_dir"
@@ -64,14 +64,9 @@ class ClassifierRun:
         folder = self._need("dynamics", "train it with callbacks=default (training dynamics on)")
         return compute_metrics(load_dynamics(folder))
 
-    def final_model(self):
+    def final_model(self) -> Classifier:
         """(model, tokenizer, label permutation) of the final weights, in eval mode."""
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-        folder = self._need("model", "train it with save_model=true")
-        model = AutoModelForSequenceClassification.from_pretrained(folder).eval()
-        perm = model_label_permutation(model.config.label2id)
-        return model, AutoTokenizer.from_pretrained(folder), (None if perm == [0, 1, 2] else perm)
+        return load_classifier(self._need("model", "train it with save_model=true"), KEY)
 
     def epoch_checkpoints(self) -> list[Path]:
         """One Lightning checkpoint per epoch, in epoch order (last.ckpt excluded)."""
@@ -89,32 +84,18 @@ class ClassifierRun:
     def final_probs(self, pairs: Sequence[tuple[str, str]], batch_size: int = 128, max_length: int = 128,
                     device: str = "cpu") -> np.ndarray:
         """p(label) in e/n/c order for each pair under the final weights: shape (N, 3)."""
-        model, tokenizer, perm = self.final_model()
-        return _predict(model.to(device), tokenizer, pairs, batch_size, max_length, device, perm)
+        return predict_probs(self.final_model(), pairs, batch_size=batch_size, max_length=max_length, device=device,
+                             progress=False)
 
     def epoch_probs(self, pairs: Sequence[tuple[str, str]], batch_size: int = 128, max_length: int = 128,
                     device: str = "cpu") -> np.ndarray:
         """p(label) in e/n/c order for each pair under each epoch's weights: shape (epochs, N, 3)."""
-        model, tokenizer, perm = self.final_model()
-        model.to(device)
+        classifier = self.final_model()
         out = []
         for ckpt in self.epoch_checkpoints():
             state = torch.load(ckpt, map_location="cpu", weights_only=False)["state_dict"]
             weights = {k[len("model."):]: v for k, v in state.items() if k.startswith("model.")}
-            model.load_state_dict(weights)
-            out.append(_predict(model, tokenizer, pairs, batch_size, max_length, device, perm))
+            classifier.model.load_state_dict(weights)
+            out.append(predict_probs(classifier, pairs, batch_size=batch_size, max_length=max_length, device=device,
+                                     progress=False))
         return np.stack(out)
-
-
-@torch.inference_mode()
-def _predict(model, tokenizer, pairs, batch_size, max_length, device, perm) -> np.ndarray:
-    probs = []
-    for start in range(0, len(pairs), batch_size):
-        chunk = pairs[start:start + batch_size]
-        enc = tokenizer([p for p, _ in chunk], [h for _, h in chunk], truncation=True,
-                        max_length=max_length, padding=True, return_tensors="pt").to(device)
-        logits = model(**enc).logits.float()
-        if perm is not None:
-            logits = logits[:, perm]
-        probs.append(logits.softmax(-1).cpu().numpy())
-    return np.concatenate(probs) if probs else np.zeros((0, 3), dtype=np.float32)

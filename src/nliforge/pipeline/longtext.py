@@ -234,21 +234,13 @@ def explain_train_config(cfg: DictConfig, train_jsonl, out_dir, max_length: int,
 
 
 def predicted_labels(model_dir, pairs, max_length: int) -> list[dict]:
-    """p(label) in e/n/c order (and the argmax) for each pair, inputs truncated to the model's limit."""
-    import torch
+    """p(label) in e/n/c order (and the argmax) for each pair, inputs truncated to the model's limit.
+    One pair per batch: unpadded, as the attribution page computes the probabilities it shows."""
+    from nliforge.models.predict import predict_probs
 
-    from nliforge.analysis.attributions import load_classifier, token_limit
-
-    model, tokenizer, perm = load_classifier(model_dir)
-    out = []
-    with torch.inference_mode():
-        for premise, hypothesis in pairs:
-            enc = tokenizer(premise, hypothesis, truncation=True, max_length=token_limit(model, max_length),
-                            return_tensors="pt")
-            probs = model(**enc).logits[:, perm].softmax(-1)[0].tolist()
-            out.append({"predicted_label": LABELS[max(range(3), key=probs.__getitem__)],
-                        "probs": {lab: round(float(p), 4) for lab, p in zip(LABELS, probs)}})
-    return out
+    return [{"predicted_label": LABELS[int(probs.argmax())],
+             "probs": {lab: round(float(p), 4) for lab, p in zip(LABELS, probs)}}
+            for probs in predict_probs(model_dir, pairs, batch_size=1, max_length=max_length, progress=False)]
 
 
 @stage("explain", inputs=("longtext_validate",), side=True)

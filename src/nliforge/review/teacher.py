@@ -16,49 +16,15 @@ from typing import Any
 import numpy as np
 
 from nliforge.data.errors import NLIDataError
-from nliforge.data.labels import LABELS, model_label_permutation
+from nliforge.data.labels import LABELS
 from nliforge.data.records import Record, check_unique_uids
 from nliforge.generation.types import Failure, GenerationRequest, Sampling
+from nliforge.models.predict import load_classifier, predict_probs
 from nliforge.review.aggregate import automatic_records
 from nliforge.review.types import Judgement
 
 __all__ = ["JUDGE_INSTRUCTION", "JUDGE_SAMPLING", "automatic_records", "judge_messages", "judge_prompt",
-           "llm_judge_review", "parse_judge_answer", "teacher_probs", "teacher_review"]
-
-
-def _model_folder(model_dir: str | Path) -> Path:
-    """The HF folder itself, or an nliforge-train run folder holding it as `model/`."""
-    root = Path(model_dir)
-    for folder in (root, root / "model"):
-        if (folder / "config.json").is_file():
-            return folder
-    if not root.is_dir():
-        raise NLIDataError(f"teacher.model_dir={str(root)!r}: no such folder ({root.resolve()}); expected a "
-                           "Hugging Face classifier folder (e.g. an nliforge-train run's model/)")
-    raise NLIDataError(f"teacher.model_dir={str(root)!r}: no config.json there or in its model/; expected a "
-                       "Hugging Face classifier folder (e.g. an nliforge-train run's model/)")
-
-
-def teacher_probs(records: Sequence[Record], model_dir: str | Path, batch_size: int = 64, max_length: int = 128,
-                  device: str = "cpu", progress: bool = True) -> np.ndarray:
-    """p(entailment, neutral, contradiction) per record, columns mapped by name from config.label2id."""
-    import torch
-    from tqdm.auto import tqdm
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-    folder = _model_folder(model_dir)
-    model = AutoModelForSequenceClassification.from_pretrained(folder).eval().to(device)
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    perm = model_label_permutation(model.config.label2id)
-    out = []
-    with torch.inference_mode():
-        for start in tqdm(range(0, len(records), batch_size), desc="teacher", unit="batch", disable=not progress):
-            chunk = records[start:start + batch_size]
-            enc = tokenizer([r.premise for r in chunk], [r.hypothesis for r in chunk], truncation=True,
-                            max_length=max_length, padding=True, return_tensors="pt").to(device)
-            logits = model(**enc).logits.float()[:, perm]
-            out.append(logits.softmax(-1).cpu().numpy())
-    return np.concatenate(out) if out else np.zeros((0, len(LABELS)), dtype=np.float32)
+           "llm_judge_review", "parse_judge_answer", "teacher_review"]
 
 
 def teacher_review(records: Sequence[Record], model_dir: str | Path, threshold: float = 0.9, batch_size: int = 64,
@@ -67,7 +33,8 @@ def teacher_review(records: Sequence[Record], model_dir: str | Path, threshold: 
 
     Annotator `teacher:<folder name>` (the folder given: a run folder or its model/)."""
     check_unique_uids(records, "review items")
-    probs = teacher_probs(records, model_dir, batch_size, max_length, device, progress)
+    probs = predict_probs(load_classifier(model_dir, key="teacher.model_dir"), records, batch_size=batch_size,
+                          max_length=max_length, device=device, progress=progress, desc="teacher")
     annotator, now = f"teacher:{Path(model_dir).resolve().name}", time.time()
     out = []
     for rec, p in zip(records, probs):

@@ -1,0 +1,120 @@
+"""p(entailment, neutral, contradiction) from a trained classifier, one way for every caller: the
+teacher reviewer and DISCO's Δ filter, the generation pipelines' task classifier (final weights and
+each epoch's), the long-text explain stage and suite evaluation.
+
+`load_classifier` reads a classifier folder (a Hugging Face sequence-classifier folder, or an
+nliforge-train run folder that holds one as `model/`); `predict_probs` scores records or
+(premise, hypothesis) pairs in batches, columns mapped to e/n/c by name from the model's label2id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from nliforge.data.errors import NLIDataError
+from nliforge.data.labels import LABELS, model_label_permutation
+from nliforge.data.records import Record
+
+Pair = tuple[str, str]
+_EXPECTED = ("expected a Hugging Face sequence-classifier folder (config.json, weights, tokenizer), "
+             "e.g. an nliforge-train run's model/")
+
+
+class Classifier(NamedTuple):
+    """A loaded classifier: the transformers model (eval mode), its tokenizer and the permutation
+    that puts its output columns in e/n/c order."""
+
+    model: Any
+    tokenizer: Any
+    permutation: list[int]
+
+
+def classifier_folder(path: str | Path, key: str = "model_dir") -> Path:
+    """The folder itself when it holds config.json, else its `model/`; errors name the config `key`."""
+    root = Path(path)
+    for folder in (root, root / "model"):
+        if (folder / "config.json").is_file():
+            return folder
+    if not root.is_dir():
+        raise NLIDataError(f"{key}={str(root)!r}: no such folder ({root.resolve()}); {_EXPECTED}")
+    raise NLIDataError(f"{key}={str(root)!r}: no config.json there or in its model/; {_EXPECTED}")
+
+
+def load_classifier(path: str | Path, key: str = "model_dir") -> Classifier:
+    """The classifier in `path` (see `classifier_folder`), in eval mode on the CPU."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    folder = classifier_folder(path, key)
+    model = AutoModelForSequenceClassification.from_pretrained(folder).eval()
+    return Classifier(model, AutoTokenizer.from_pretrained(folder), model_label_permutation(model.config.label2id))
+
+
+def token_limit(model, max_length: int) -> int:
+    """`max_length`, capped by the model's position embeddings (RoBERTa-style models offset by pad id + 1)."""
+    cfg = model.config
+    positions = getattr(cfg, "max_position_embeddings", None)
+    if positions is None:
+        return max_length
+    offset = (cfg.pad_token_id or 0) + 1 if "roberta" in str(cfg.model_type) else 0
+    return min(max_length, positions - offset)
+
+
+def predict_probs(model, records: Sequence[Record | Pair], *, datamodule=None, batch_size: int = 64,
+                  max_length: int = 128, device: str = "cpu", progress: bool | None = None,
+                  desc: str = "predict") -> np.ndarray:
+    """p(e, n, c) per record or (premise, hypothesis) pair: an (N, 3) float32 array.
+
+    `model` is a classifier folder (see `classifier_folder`), a `Classifier`, or a LightningModule
+    with `predict_probs(batch)` (an NLIClassifier) together with the `datamodule` whose encoding it
+    was trained with (its input view, max length and padding; `records` are then Records, and
+    batch_size/max_length/device come from the datamodule and the module). Inputs are truncated to
+    `max_length` tokens, capped by the model's position embeddings. `progress`: a bar, or None for a
+    bar only from 20 batches on."""
+    if datamodule is not None:
+        return _module_probs(model, datamodule, records, progress, desc)
+    import torch
+
+    clf = model if isinstance(model, Classifier) else load_classifier(model)
+    clf.model.to(device)
+    limit = token_limit(clf.model, max_length)
+    pairs = [(r.premise, r.hypothesis) if isinstance(r, Record) else tuple(r) for r in records]
+
+    def batches():
+        for start in range(0, len(pairs), batch_size):
+            chunk = pairs[start:start + batch_size]
+            yield clf.tokenizer([p for p, _ in chunk], [h for _, h in chunk], truncation=True, max_length=limit,
+                                padding=True, return_tensors="pt").to(device)
+
+    def probs_of(enc):
+        return clf.model(**enc).logits.float()[:, clf.permutation].softmax(-1)
+
+    with torch.inference_mode():
+        return _collect(probs_of, batches(), -(-len(pairs) // batch_size), progress, desc)
+
+
+def _module_probs(module, datamodule, records: Sequence[Record], progress: bool | None, desc: str) -> np.ndarray:
+    """predict_probs for a LightningModule: the datamodule's batches, on the module's device, in eval mode."""
+    import torch
+
+    loader = datamodule.loader(datamodule.encode(records))
+    batches = ({k: v.to(module.device) if torch.is_tensor(v) else v for k, v in batch.items()} for batch in loader)
+    was_training = module.training
+    module.eval()
+    try:
+        with torch.inference_mode():
+            return _collect(module.predict_probs, batches, len(loader), progress, desc)
+    finally:
+        module.train(was_training)
+
+
+def _collect(probs_of, batches: Iterable, total: int, progress: bool | None, desc: str) -> np.ndarray:
+    from tqdm.auto import tqdm
+
+    show = total >= 20 if progress is None else progress
+    out = [probs_of(batch).cpu() for batch in tqdm(batches, total=total, desc=desc, unit="batch", leave=False,
+                                                      disable=not show)]
+    return np.concatenate([p.numpy() for p in out]) if out else np.zeros((0, len(LABELS)), dtype=np.float32)
