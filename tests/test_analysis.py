@@ -14,10 +14,11 @@ from nliforge.analysis.partial_input import balance_labels, partial_input_baseli
 from nliforge.analysis.stats import dataset_stats, stats_markdown, write_data_map
 from nliforge.analysis.word_label import word_label_correlations, write_word_label
 from nliforge.analyze import main
-from nliforge.cartography.store import atomic_write_bytes, epoch_frame, epoch_path, frame_to_parquet_bytes
+from nliforge.cartography.store import epoch_frame, epoch_path, frame_to_parquet_bytes
 from nliforge.data.errors import NLIDataError
 from nliforge.data.jsonl import write_jsonl
 from nliforge.data.records import Record
+from nliforge.utils.atomic import atomic_write_bytes
 from nliforge.world import WorldConfig, generate_split
 
 # train_biased plants negation -> contradiction, overlap -> entailment, length -> neutral at

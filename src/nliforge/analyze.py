@@ -77,7 +77,7 @@ def cmd_stats(args) -> None:
 
 def cmd_partial_input(args) -> None:
     from nliforge.analysis.partial_input import partial_input_baselines
-    from nliforge.data.jsonl import atomic_write_text
+    from nliforge.utils.atomic import atomic_write_text
 
     views = ["hypothesis", "premise"] + (["pair"] if args.pair else [])
     result = partial_input_baselines(

@@ -10,11 +10,11 @@ import hydra
 from omegaconf import DictConfig
 
 from nliforge.data.errors import NLIDataError
-from nliforge.data.jsonl import atomic_write_text
 from nliforge.generation.types import GenerationError
 from nliforge.pipeline.engine import check_stage_list, run_stages, summary_table
 from nliforge.pipeline.run_folder import RunFolder
 from nliforge.pipeline.stand_in import resolve_generator
+from nliforge.utils.atomic import atomic_write_text
 from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 
 log = logging.getLogger("nliforge.generate")

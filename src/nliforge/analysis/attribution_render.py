@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from nliforge.analysis.attributions import Attribution, attribute_pair
-from nliforge.data.jsonl import atomic_write_text
 from nliforge.models.predict import load_classifier
+from nliforge.utils.atomic import atomic_write_text, save_figure
 
 METHOD_NAMES = {"ig": "integrated gradients", "gxi": "gradient x input"}
 
@@ -74,12 +74,7 @@ def attribution_png(a: Attribution, path: str | Path, per_row: int = 16) -> Path
     ax.set_title(f"{METHOD_NAMES[a.method]} towards {a.target}   ({probs})", fontsize=8)
     fig.colorbar(image, ax=ax, fraction=0.02, pad=0.01)
     fig.tight_layout()
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    fig.savefig(tmp, format="png", dpi=100)
-    plt.close(fig)
-    tmp.replace(path)
-    return path
+    return save_figure(fig, path, dpi=100)
 
 
 def write_page(attributions: Sequence[tuple[int, Attribution]], path: str | Path) -> Path:

@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nliforge.cartography.store import atomic_write_bytes, frame_to_parquet_bytes
+from nliforge.cartography.store import frame_to_parquet_bytes
 from nliforge.data.errors import NLIDataError
-from nliforge.data.jsonl import atomic_write_text
 from nliforge.data.labels import LABELS
+from nliforge.utils.atomic import atomic_write_bytes, atomic_write_text
 
 DEFAULT_MODEL = "minilm"
 UNLABELED = "unlabeled"

@@ -23,9 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from nliforge.data.errors import NLIDataError
-from nliforge.data.jsonl import atomic_write_text
 from nliforge.data.labels import LABELS
 from nliforge.filtering.features import tokenize
+from nliforge.utils.atomic import atomic_write_text
 
 UNLABELED = "unlabeled"
 
@@ -121,7 +121,8 @@ def write_data_map(dynamics_dir: str | os.PathLike, out_dir: str | os.PathLike,
     analysis should not write into a finished run's outputs).
     """
     from nliforge.cartography import compute_metrics, load_dynamics, plot_data_map
-    from nliforge.cartography.store import atomic_write_bytes, frame_to_parquet_bytes
+    from nliforge.cartography.store import frame_to_parquet_bytes
+    from nliforge.utils.atomic import atomic_write_bytes
 
     folder = Path(dynamics_dir)
     if not folder.is_dir():

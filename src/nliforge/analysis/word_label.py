@@ -25,11 +25,11 @@ import numpy as np
 
 from nliforge.analysis.partial_input import balance_labels, check_labeled
 from nliforge.data.errors import NLIDataError
-from nliforge.data.jsonl import atomic_write_text
 from nliforge.data.labels import LABELS
 from nliforge.filtering.features import FeatureSpace
 from nliforge.filtering.zstats import (bonferroni_threshold, feature_label_counts, label_ids, word_label_plot,
                                       z_scores)
+from nliforge.utils.atomic import atomic_write_text
 
 SIDES = ("hypothesis", "premise")
 CSV_COLUMNS = ("word", "label", "n", "count", "p_label_given_word", "z")

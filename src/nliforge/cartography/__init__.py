@@ -17,10 +17,8 @@ from nliforge.cartography.metrics import (
 )
 from nliforge.cartography.plot import plot_data_map
 from nliforge.cartography.select import REGIONS, region_size, select_by_quantile, select_region
-from nliforge.cartography.store import (
-    EPOCH_COLUMNS, PROB_COLUMNS, Dynamics, atomic_write_bytes, frame_to_parquet_bytes,
-    load_dynamics,
-)
+from nliforge.cartography.store import EPOCH_COLUMNS, PROB_COLUMNS, Dynamics, frame_to_parquet_bytes, load_dynamics
+from nliforge.utils.atomic import atomic_write_bytes
 
 __all__ = [
     "Dynamics", "load_dynamics", "EPOCH_COLUMNS", "PROB_COLUMNS", "METRIC_COLUMNS", "NEVER_LEARNED",

@@ -6,7 +6,6 @@ it works headless and does not disturb a caller's own figures.
 
 from __future__ import annotations
 
-import io
 import os
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from nliforge.cartography.store import atomic_write_bytes
+from nliforge.utils.atomic import save_figure
 
 MAX_POINTS = 25_000
 _REGION_NOTES = (  # (text, x, y in axes fraction, box colour)
@@ -98,6 +97,4 @@ def plot_data_map(df: pd.DataFrame, path: str | os.PathLike, title: str = "Data 
     _histograms(fig, grid, main_ax, labeled)
     note = f"{len(labeled)} examples" + (f", {len(shown)} shown" if len(shown) < len(labeled) else "")
     fig.suptitle(f"{title} ({note})")
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", bbox_inches="tight")
-    return atomic_write_bytes(path, buf.getvalue())
+    return save_figure(fig, path, close=False, bbox_inches="tight")  # a Figure of its own: pyplot never saw it

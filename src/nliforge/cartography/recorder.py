@@ -28,11 +28,10 @@ import numpy as np
 import torch
 from lightning.pytorch import Callback, LightningModule, Trainer
 
-from nliforge.cartography.store import (
-    Dynamics, epoch_frame, epoch_path, frame_to_parquet_bytes, load_dynamics, read_meta,
-    update_meta, write_new_file,
-)
+from nliforge.cartography.store import (Dynamics, epoch_frame, epoch_path, frame_to_parquet_bytes, load_dynamics,
+                                       read_meta, update_meta)
 from nliforge.data.labels import LABELS
+from nliforge.utils.atomic import write_new_file
 
 log = logging.getLogger(__name__)
 

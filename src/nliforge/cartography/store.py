@@ -17,7 +17,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,51 +79,8 @@ def epoch_frame(uids: list[str], gold: np.ndarray, probs: np.ndarray) -> pd.Data
     return frame.sort_values("uid", kind="mergesort").reset_index(drop=True)
 
 
-def write_new_file(path: Path, data: bytes) -> bool:
-    """Write ``data`` to ``path`` only if ``path`` does not exist yet; False if it did.
-
-    Writes a temp file in the same folder and hard-links it into place, which fails
-    atomically when the target exists, so an existing file is never replaced, even by a
-    concurrent writer. Falls back to check-then-rename where hard links are unsupported.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
-        return False
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            return False
-        except OSError:
-            if path.exists():
-                return False
-            os.replace(tmp, path)
-        return True
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    """Write bytes via a temp file and ``os.replace``: readers never see half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
-
-
 def frame_to_parquet_bytes(frame: pd.DataFrame, index: bool = False) -> bytes:
-    """Serialise a DataFrame to parquet bytes (pyarrow), for the atomic writers above."""
+    """Serialise a DataFrame to parquet bytes (pyarrow), for `nliforge.utils.atomic`'s writers."""
     import io
 
     buf = io.BytesIO()

@@ -1,5 +1,5 @@
 """JSONL reading with per-line validation (errors name `file:line`, and the column for JSON syntax) and
-atomic writing."""
+writing (atomically, through `nliforge.utils.atomic`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from nliforge.data.errors import NLIDataError
 from nliforge.data.labels import ALL_GOLD_LABELS
 from nliforge.data.records import Record, record_from_mapping
+from nliforge.utils.atomic import atomic_write_text
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")   # a JSON escape of a UTF-16 surrogate half
 
@@ -86,23 +86,6 @@ def parse_json_line(text: str, where: str) -> Any:
             raise NLIDataError(f"{where}: text holds an unpaired surrogate escape (e.g. \\ud800), which is not "
                                "valid Unicode and cannot be written back") from None
     return value
-
-
-def atomic_write_text(path: str | os.PathLike, lines: Iterable[str]) -> Path:
-    """Write lines to a temp file in the target folder, then rename: no half-written file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            for line in lines:
-                fh.write(line)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
 
 
 def write_jsonl(records: Iterable[Record], path: str | os.PathLike) -> Path:

@@ -10,9 +10,10 @@ from omegaconf import DictConfig, OmegaConf
 
 from nliforge.data.combine import combination_id, combine
 from nliforge.data.errors import NLIDataError
-from nliforge.data.jsonl import atomic_write_text, records_digest, write_jsonl
+from nliforge.data.jsonl import records_digest, write_jsonl
 from nliforge.data.records import Record
 from nliforge.data.registry import load_set, require_records
+from nliforge.utils.atomic import atomic_write_text
 
 
 @dataclass

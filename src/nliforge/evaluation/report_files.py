@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from nliforge.data.jsonl import atomic_write_text
+from nliforge.utils.atomic import atomic_write_text, save_figure
 
 DAGGER = "†"
 
@@ -78,9 +78,7 @@ def write_heatmap(summary: pd.DataFrame, path: Path, title: str, scale: float = 
                 color="black" if light else "white", fontweight="bold" if r["best"] else "normal", fontsize=8)
     ax.set_title(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=120)
 
 
 def log_wandb(summary: pd.DataFrame, name: str, out: Path, project: str = "nliforge") -> str:

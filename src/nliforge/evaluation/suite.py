@@ -14,7 +14,6 @@ import torch
 from torchmetrics.functional.classification import binary_accuracy, multiclass_accuracy
 
 from nliforge.data.errors import NLIDataError
-from nliforge.data.jsonl import atomic_write_text
 from nliforge.data.labels import LABEL2ID
 from nliforge.data.records import Record
 from nliforge.data.registry import gold_labels_for
@@ -22,6 +21,7 @@ from nliforge.evaluation.collapse import collapse_predictions
 from nliforge.evaluation.counterfactual import is_paired, paired_scores
 from nliforge.evaluation.table import SUITE_COLUMNS as METRIC_COLUMNS  # one schema for writer and reader
 from nliforge.models.predict import predict_probs
+from nliforge.utils.atomic import atomic_write_text
 
 log = logging.getLogger(__name__)
 

@@ -37,6 +37,7 @@ import scipy.sparse as sp
 
 from nliforge.data.errors import NLIDataError
 from nliforge.data.labels import LABELS
+from nliforge.utils.atomic import save_figure
 
 
 def base_rate(n_labels: int) -> float:
@@ -214,24 +215,6 @@ def draw_word_label(ax, counts: np.ndarray, label: str, threshold: float = 3.0,
     ax.legend(loc="lower right", fontsize=8)
 
 
-def save_figure(fig, path: str | Path) -> Path:
-    """Save a matplotlib figure as PNG atomically (a temporary file renamed into place) and close it."""
-    import os
-
-    import matplotlib.pyplot as plt
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    try:
-        fig.savefig(tmp, dpi=120)
-        os.replace(tmp, path)
-    finally:
-        plt.close(fig)
-        tmp.unlink(missing_ok=True)
-    return path
-
-
 def word_label_plot(counts: np.ndarray, path: str | Path, label: str, threshold: float = 3.0,
                     labels: Sequence[str] = LABELS, names: Sequence[str] | None = None,
                     annotate: int = 5) -> Path:
@@ -245,4 +228,4 @@ def word_label_plot(counts: np.ndarray, path: str | Path, label: str, threshold:
         raise NLIDataError(f"word_label_plot: label {label!r} not in `labels` {list(labels)}")
     fig, ax = plt.subplots(figsize=(6, 4.5))
     draw_word_label(ax, counts, label, threshold, labels, names, annotate)
-    return save_figure(fig, path)
+    return save_figure(fig, path, dpi=120)

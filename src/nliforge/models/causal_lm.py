@@ -21,8 +21,8 @@ import torch
 from tqdm.auto import tqdm
 from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
-from nliforge.utils.folders import build_folder
 from nliforge.models.tiny_tokenizer import train_causal_tokenizer
+from nliforge.utils.atomic import build_folder
 
 META_NAME = "nliforge_lm.json"
 LM_VERSION = 1  # bump when training changes, so folders trained by older code are not reused

@@ -31,7 +31,7 @@ from nliforge.generation.backends.hf_local import load_causal_lm
 from nliforge.models.nli_generator import (GeneratorExample, NLIGenerator, add_label_tokens, collate,
                                            encode_examples)
 from nliforge.models.tiny_tokenizer import train_causal_tokenizer
-from nliforge.utils.folders import build_folder
+from nliforge.utils.atomic import build_folder
 from nliforge.utils.instantiate import instantiate
 
 GENERATOR_VERSION = 1  # bump when training changes, so folders trained by older code are not reused

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nliforge.generation.types import GenerationError
-from nliforge.utils.folders import build_folder
+from nliforge.utils.atomic import build_folder
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from nliforge.data.errors import NLIDataError
 from nliforge.data.labels import FLIP_DIRECTIONS
 from nliforge.data.records import Record
-from nliforge.pipeline.stages import StageContext, StageOutput, stage
 from nliforge.pipeline.shared_stages import classifier_run, generate_from
+from nliforge.pipeline.stages import StageContext, StageOutput, stage
 
 ALL_DIRECTIONS = FLIP_DIRECTIONS
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from nliforge.data.combine import augmentation_sets
 from nliforge.data.jsonl import write_jsonl
 from nliforge.data.records import record_from_mapping
-from nliforge.pipeline.stages import StageContext, StageOutput, stage
 from nliforge.pipeline.shared_stages import classifier_run
+from nliforge.pipeline.stages import StageContext, StageOutput, stage
 
 log = logging.getLogger(__name__)
 REGISTERED = ("counterfactuals", "augmented", "train")

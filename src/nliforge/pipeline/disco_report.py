@@ -94,7 +94,7 @@ def render(report: Mapping) -> str:
 @stage("disco_report", inputs=COUNTED, side=True)
 def disco_report_stage(ctx: StageContext) -> StageOutput:
     """Per-direction counts and the Table 1 metrics of the accepted counterfactuals."""
-    from nliforge.data.jsonl import atomic_write_text
+    from nliforge.utils.atomic import atomic_write_text
     from nliforge.evaluation.counterfactual import flip_rates
 
     s = dict(ctx.settings)

@@ -24,15 +24,15 @@ from collections.abc import Iterator, Mapping
 from omegaconf import DictConfig
 
 from nliforge.data.errors import NLIDataError
-from nliforge.data.jsonl import atomic_write_text
 from nliforge.data.records import Record, record_from_mapping
 from nliforge.generation.answer import answer_requests, plain, sampling_from
 from nliforge.generation.longtext_prompts import (LABEL_TERMS, LABELS, longtext_messages, longtext_prompt,
                                                   read_statements)
 from nliforge.generation.prompts import prompt_hash
 from nliforge.generation.types import Failure, GenerationRequest
-from nliforge.pipeline.stages import StageContext, StageOutput, stage
 from nliforge.pipeline.shared_stages import CACHE_FILE, merge_ledger, request_seed
+from nliforge.pipeline.stages import StageContext, StageOutput, stage
+from nliforge.utils.atomic import atomic_write_text
 
 log = logging.getLogger("nliforge.generate")
 

@@ -28,7 +28,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from nliforge.data.errors import NLIDataError
-from nliforge.data.jsonl import atomic_write_text
+from nliforge.utils.atomic import atomic_write_text
 
 # Keys that change how a run goes, not what it produces: they may differ between starts.
 # `*` matches one key or list index (pipeline.generators is a list of generator nodes).

@@ -11,8 +11,8 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from nliforge.data.records import Record
-from nliforge.pipeline.stages import StageContext, StageOutput, stage
 from nliforge.pipeline.shared_stages import classifier_run
+from nliforge.pipeline.stages import StageContext, StageOutput, stage
 
 
 def _exclusions(settings: DictConfig) -> dict[str, list[str]]:

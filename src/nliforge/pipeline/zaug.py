@@ -13,8 +13,8 @@ from omegaconf import OmegaConf
 from nliforge.data.labels import LABELS
 from nliforge.data.records import Record
 from nliforge.generation.types import Failure, GenerationRequest, Sampling
-from nliforge.pipeline.stages import StageContext, StageOutput, stage
 from nliforge.pipeline.shared_stages import CACHE_FILE, classifier_run, request_seed
+from nliforge.pipeline.stages import StageContext, StageOutput, stage
 
 
 def zfilter_ties(settings, key: str) -> str:

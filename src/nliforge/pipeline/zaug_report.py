@@ -10,9 +10,9 @@ from typing import NamedTuple
 import numpy as np
 
 from nliforge.data.errors import NLIDataError
-from nliforge.data.jsonl import atomic_write_text
 from nliforge.data.labels import LABELS
 from nliforge.data.records import Record
+from nliforge.utils.atomic import atomic_write_text
 
 RECIPES = ("zaug", "par_z", "seq_z")
 
@@ -186,7 +186,8 @@ def _plot_tables(before: _ZTable, after: _ZTable, out_dir: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from nliforge.filtering.zstats import draw_word_label, save_figure
+    from nliforge.filtering.zstats import draw_word_label
+    from nliforge.utils.atomic import save_figure
 
     paths = []
     for label in LABELS:
@@ -194,7 +195,7 @@ def _plot_tables(before: _ZTable, after: _ZTable, out_dir: Path) -> list[Path]:
         for ax, title, table in zip(axes, ("D0", "after z-filtering"), (before, after)):
             draw_word_label(ax, table.counts, label, table.threshold, names=table.names, annotate=3,
                             title=f"{title}: {table.size} examples")
-        paths.append(save_figure(fig, Path(out_dir) / f"bias_{label}.png"))
+        paths.append(save_figure(fig, Path(out_dir) / f"bias_{label}.png", dpi=120))
     return paths
 
 

@@ -10,8 +10,9 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from nliforge.data.errors import NLIDataError
-from nliforge.data.jsonl import atomic_write_text, read_jsonl
+from nliforge.data.jsonl import read_jsonl
 from nliforge.data.records import Record
+from nliforge.utils.atomic import atomic_write_text
 
 log = logging.getLogger("nliforge.review")
 

@@ -29,10 +29,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from nliforge.data.errors import NLIDataError
-from nliforge.data.jsonl import atomic_write_text
 from nliforge.data.records import Record, check_unique_uids
 from nliforge.review.text import differs, normalize_whitespace
 from nliforge.review.types import REVIEW_LABELS, Judgement
+from nliforge.utils.atomic import atomic_write_text
 
 AMT_REQUIRED = ("HITId", "AssignmentId", "WorkerId", "AssignmentStatus")
 SLOT_FIELDS = ("uid", "premise", "hypothesis")

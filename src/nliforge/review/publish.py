@@ -11,8 +11,9 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from nliforge.data.errors import NLIDataError
-from nliforge.data.jsonl import atomic_write_text, write_jsonl
+from nliforge.data.jsonl import write_jsonl
 from nliforge.review.actions import load_items, open_store, review_dir
+from nliforge.utils.atomic import atomic_write_text
 from nliforge.utils.cli import CONF_DIR
 
 log = logging.getLogger("nliforge.review")

@@ -18,12 +18,12 @@ from pathlib import Path
 import pandas as pd
 
 from nliforge.data.errors import NLIDataError
-from nliforge.data.jsonl import atomic_write_text
 from nliforge.data.records import Record
 from nliforge.generation.answer import answer_requests, sampling_from
 from nliforge.generation.longtext_prompts import RELATIONS
 from nliforge.generation.types import Failure, GenerationRequest
 from nliforge.review.types import RUBRIC_CRITERIA, Judgement
+from nliforge.utils.atomic import atomic_write_text, save_figure
 
 STAGE = "rubric"
 CRITERIA_TEXT = {
@@ -207,9 +207,4 @@ def write_rubric_report(table: pd.DataFrame, out_dir: str | Path, note: str = ""
     ax.set_title("Rubric scores per model")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    png = out / "rubric.png"
-    tmp = out / ".rubric.png.tmp"
-    fig.savefig(tmp, format="png", dpi=110)
-    plt.close(fig)
-    tmp.replace(png)
-    return md, png
+    return md, save_figure(fig, out / "rubric.png", dpi=110)

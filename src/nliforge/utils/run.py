@@ -8,7 +8,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from nliforge.data.jsonl import atomic_write_text
+from nliforge.utils.atomic import atomic_write_text
 from nliforge.utils.instantiate import instantiate
 
 log = logging.getLogger("nliforge")

@@ -1,0 +1,125 @@
+"""Files and folders written whole or not at all: every writer builds a temporary sibling (same folder,
+so the same file system) and renames it into place, so a reader, or a run killed halfway, never sees
+half a file. The one place nliforge writes output atomically:
+
+* `atomic_write_text` / `atomic_write_bytes`: replace a file;
+* `write_new_file`: create a file only if it does not exist yet, even against a concurrent writer;
+* `save_figure`: a matplotlib figure as PNG;
+* `build_folder` / `replace_folder`: a whole folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def _temp_sibling(path: Path) -> Iterator[tuple[int, str]]:
+    """(descriptor, name) of a new temporary file next to `path`; removed at the end unless renamed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        yield fd, tmp
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def atomic_write_text(path: str | os.PathLike, lines: Iterable[str]) -> Path:
+    """Write lines (UTF-8, `\\n` kept as is) to a temp file in the target folder, then rename."""
+    path = Path(path)
+    with _temp_sibling(path) as (fd, tmp):
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            for line in lines:
+                fh.write(line)
+        os.replace(tmp, path)
+    return path
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """Write bytes via a temp file and `os.replace`: readers never see half a file."""
+    path = Path(path)
+    with _temp_sibling(path) as (fd, tmp):
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    return path
+
+
+def write_new_file(path: str | os.PathLike, data: bytes) -> bool:
+    """Write `data` to `path` only if `path` does not exist yet; False if it did.
+
+    Writes a temp file in the same folder and hard-links it into place, which fails atomically when
+    the target exists, so an existing file is never replaced, even by a concurrent writer. Falls back
+    to check-then-rename where hard links are unsupported.
+    """
+    path = Path(path)
+    if path.exists():
+        return False
+    with _temp_sibling(path) as (fd, tmp):
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        except OSError:
+            if path.exists():
+                return False
+            os.replace(tmp, path)
+    return True
+
+
+def save_figure(fig, path: str | os.PathLike, close: bool = True, **savefig) -> Path:
+    """A matplotlib figure as PNG at `path`, atomically; `savefig` settings (dpi, bbox_inches ...) go to
+    `Figure.savefig`. `close` closes it through pyplot (pass False for a figure pyplot does not manage)."""
+    buf = io.BytesIO()
+    try:
+        fig.savefig(buf, format="png", **savefig)
+    finally:
+        if close:
+            import matplotlib.pyplot as plt
+
+            plt.close(fig)
+    return atomic_write_bytes(path, buf.getvalue())
+
+
+def replace_folder(tmp: Path, out_dir: Path) -> None:
+    """Rename tmp to out_dir; an existing out_dir is moved aside first and deleted afterwards."""
+    old = None
+    if out_dir.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".old", dir=out_dir.parent))
+        os.replace(out_dir, old / "previous")
+    os.replace(tmp, out_dir)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def build_folder(out_dir: str | os.PathLike, build: Callable[[Path], None],
+                 done: Callable[[Path], bool] | None = None) -> Path:
+    """Run `build(tmp)` in a temporary sibling of out_dir, then put it in out_dir's place.
+
+    A failure (or a kill) leaves out_dir as it was: nothing half-written. With `done`, an out_dir that
+    is done by the time the build finishes (another process built the same thing meanwhile) is kept
+    and the new copy dropped.
+    """
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp", dir=out_dir.parent))
+    try:
+        os.chmod(tmp, 0o755)  # mkdtemp makes it private; an output folder should be readable
+        build(tmp)
+        if done is not None and done(out_dir):
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            replace_folder(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out_dir
