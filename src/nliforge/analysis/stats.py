@@ -1,6 +1,6 @@
 """Dataset statistics (WANLI Table 2 style) and a data-map helper over saved training dynamics.
 
-Definitions (words are `filtering.features.tokenize`: lowercased regex words, punctuation
+Definitions (words are `world.artifacts.words`: lowercased regex words, punctuation
 dropped, the unit every artifact and z-statistic in nliforge uses):
 - lengths: words per premise / hypothesis; mean, median, p95 (numpy's linear interpolation);
 - `lexical_overlap`: mean over examples of the share of hypothesis words (positions) whose word
@@ -24,8 +24,8 @@ import numpy as np
 
 from nliforge.data.errors import NLIDataError
 from nliforge.data.labels import LABELS
-from nliforge.filtering.features import tokenize
 from nliforge.utils.atomic import atomic_write_text
+from nliforge.world.artifacts import words
 
 UNLABELED = "unlabeled"
 
@@ -63,7 +63,7 @@ def dataset_stats(records, where: str = "records") -> dict:
     """All statistics of the module docstring as a JSON-able dict."""
     if not records:
         raise NLIDataError(f"{where}: no records to describe")
-    tokens = [(tokenize(r.premise), tokenize(r.hypothesis)) for r in records]
+    tokens = [(words(r.premise), words(r.hypothesis)) for r in records]
     labels = Counter(r.label if r.label is not None else UNLABELED for r in records)
     order = [lab for lab in LABELS if lab in labels] + sorted(set(labels) - set(LABELS))
     ratios = [overlap_ratio(p, h) for p, h in tokens]

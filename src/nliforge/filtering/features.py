@@ -39,7 +39,7 @@ import scipy.sparse as sp
 
 from nliforge.data.errors import NLIDataError
 from nliforge.data.labels import LABELS
-from nliforge.world.artifacts import _WORD_RE
+from nliforge.world.artifacts import WORD_RE, words
 
 HYPO_LEN_EDGES = (5, 8, 10, 15, 20)
 HYPO_LEN_NAMES = ("hypo-len<5", "hypo-len:5-7", "hypo-len:8-9", "hypo-len:10-14",
@@ -52,12 +52,7 @@ OVERLAP_THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
 NULL = "null"
 FULL_OVERLAP = "full-lex-overlap"
 _CHUNK = 100_000
-_SPLIT_RE = re.compile(_WORD_RE.pattern + r"|\n")
-
-
-def tokenize(text: str) -> list[str]:
-    """Lowercased regex words, punctuation dropped (the world's artifact tokenizer)."""
-    return _WORD_RE.findall(text.lower())
+_SPLIT_RE = re.compile(WORD_RE.pattern + r"|\n")
 
 
 def _overlap_names(ratio: float) -> list[str]:
@@ -68,7 +63,7 @@ def _overlap_names(ratio: float) -> list[str]:
 
 def example_features(premise: str, hypothesis: str, hypo_pred: str | None = None) -> set[str]:
     """All feature names of one pair, in plain Python (the definition `FeatureSpace` vectorises)."""
-    p, h = tokenize(premise), tokenize(hypothesis)
+    p, h = words(premise), words(hypothesis)
     out = {NULL, HYPO_LEN_NAMES[bisect.bisect_right(HYPO_LEN_EDGES, len(h))]}
     ratio = len(h) / len(p) if p else float("inf")
     out.add(LEN_RATIO_NAMES[bisect.bisect_right(LEN_RATIO_EDGES, ratio)])

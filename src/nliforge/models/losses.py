@@ -16,9 +16,8 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
-# The z-filter features' words (nliforge.filtering.features, nliforge.world.artifacts): matched on
-# the lower-cased text, whose character offsets are those of the text (ASCII world / English).
-WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?%?")
+from nliforge.world.artifacts import WORD_RE   # the z-filter features' words, so the mask lines up with them
+
 NGRAM_SIDES = ("hypothesis", "premise")
 
 
@@ -89,7 +88,7 @@ def biased_token_mask(text: str, token_spans: Sequence[tuple[int, int]],
     """Per token of `text` (given by its character spans), 1 if it carries a biased feature, else 0.
 
     `biased_ngrams` lists word n-grams (e.g. `("not",)`, `("the", "cat")`), matched
-    case-insensitively on whole words of `text` (`WORD`, the z-filter features' word regex); a
+    case-insensitively on whole words of `text` (`WORD_RE`, the z-filter features' word regex); a
     token is 1 when its span overlaps a word of a matching occurrence. `None` stands for the
     non-n-gram features (length, overlap, hypothesis-only prediction, null): then every token is 1,
     as §4.1 prescribes.
@@ -98,7 +97,7 @@ def biased_token_mask(text: str, token_spans: Sequence[tuple[int, int]],
     if biased_ngrams is None:
         return [1] * len(token_spans)
     lowered = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)  # keeps offsets
-    words = [(m.start(), m.end(), m.group()) for m in WORD.finditer(lowered)]
+    words = [(m.start(), m.end(), m.group()) for m in WORD_RE.finditer(lowered)]
     hit: list[tuple[int, int]] = []
     for gram in biased_ngrams:
         gram = tuple(w.lower() for w in gram)

@@ -12,8 +12,11 @@ from dataclasses import dataclass
 
 from nliforge.data.records import Record
 
-# A word: letters/digits, an optional apostrophe suffix ("didn't"), an optional percent sign.
-_WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?%?")
+# A word: letters/digits, an optional apostrophe suffix ("didn't"), an optional percent sign; matched on
+# lower-cased text. The one definition of a word for the artifacts, the z-filter features
+# (nliforge.filtering.features) and the §4.1 debiasing token mask (nliforge.models.losses), which
+# must line up with those features.
+WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?%?")
 NEGATION_WORDS: frozenset[str] = frozenset(
     {"not", "no", "never", "nobody", "nothing", "none", "neither", "nor", "nowhere", "cannot"}
 )
@@ -23,7 +26,7 @@ LONG_HYPOTHESIS_WORDS = 10
 
 def words(text: str) -> list[str]:
     """Lowercased words with punctuation stripped; the unit every artifact is defined on."""
-    return _WORD_RE.findall(text.lower())
+    return WORD_RE.findall(text.lower())
 
 
 def has_negation(premise: str, hypothesis: str) -> bool:
