@@ -60,14 +60,16 @@ def test_metrics_csv_long_form(tmp_path):
                    {"train_id": "mnli◇wanli", "seed": "3", "eval_set": "a", "metric": "n", "value": "2.0"}]
 
 
-def test_mean_std_table(tmp_path):
-    from nliforge.evaluation.table import collect_metrics, mean_std_table
+def test_collected_metrics_give_mean_and_sample_std(tmp_path):
+    from nliforge.evaluation.table import collect_metrics, summary_table
 
     for seed, acc in [(0, 0.5), (1, 0.7)]:
         write_metrics_csv(metrics_rows({"test": {"acc": acc, "n": 10.0}}, "a+b", seed), tmp_path / f"r{seed}" / "metrics.csv")
-    table = mean_std_table(collect_metrics([tmp_path / "r0", tmp_path / "r1", tmp_path / "empty"]))
-    # mean 0.6, population std 0.1 -> "60.0 ± 10.0"
-    assert table.loc["a+b", "test"] == "60.0 ± 10.0"
+    table = summary_table(collect_metrics([tmp_path / "r0", tmp_path / "r1", tmp_path / "empty"]))
+    # mean 0.6; sample std (ddof=1) of 0.5 and 0.7 is 0.1414, as the report shows it
+    row = table.iloc[0]
+    assert (row["train_id"], row["eval_set"], row["n"]) == ("a+b", "test", 2)
+    assert row["mean"] == pytest.approx(0.6) and row["std"] == pytest.approx(0.1414214)
 
 
 def test_suite_averages_follow_the_st_rule(caplog):

@@ -3,7 +3,7 @@
 import pytest
 
 from nliforge.data import LABEL2ID, LABELS, NLIDataError, map_label, model_label_permutation
-from nliforge.data.labels import SOURCE_LABEL_MAPS, label_map_from_names
+from nliforge.data.labels import SOURCE_LABEL_MAPS
 
 
 def test_internal_ids():
@@ -52,8 +52,3 @@ def test_model_label2id_permutation():
     with pytest.raises(NLIDataError, match="lacks"):
         model_label_permutation({"LABEL_0": 0, "LABEL_1": 1, "LABEL_2": 2})
 
-
-def test_label_names_in_id_order():
-    assert label_map_from_names(["not_entailment", "entailment"]) == {0: "non-entailment", 1: "entailment"}
-    with pytest.raises(NLIDataError, match="unknown"):
-        label_map_from_names(["yes"], "cfg")

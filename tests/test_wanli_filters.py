@@ -69,13 +69,16 @@ def test_filter_pairs_counts_each_rule_and_cleans_the_kept():
         ("Hi", "A man sleeps.", EXAMPLES),
         ("A man sleeps.", "A man sleeps!", EXAMPLES),
         ("Two men talk.", "People speak.", EXAMPLES),
-        ('"(abc)"', "A man sleeps.", EXAMPLES),      # passes the raw check, too short once cleaned
+        ('"(abc)"', "A man sleeps.", EXAMPLES),      # 7 characters raw, too short once cleaned
         ("A cat sits.", "An animal sits.", EXAMPLES),
+        ('"(ab)"', "(ab)", EXAMPLES),                # rules see the cleaned pair: too_short before identical
     ]
     result = filter_pairs(items)
     assert result.kept == [0, 5]
     assert result.pairs == [("A man sleeps.", "Someone rests."), ("A cat sits.", "An animal sits.")]
-    assert result.dropped == {"too_short": 2, "identical": 1, "copies_example": 1}
+    assert result.dropped == {"too_short": 3, "identical": 1, "copies_example": 1}
+    assert result.drops == [(1, "too_short"), (2, "identical"), (3, "copies_example"), (4, "too_short"),
+                            (6, "too_short")]
 
 
 # --------------------------------------------------------------------------- balanced selection

@@ -15,7 +15,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, GPT2Config, GPT2LM
 from nliforge.generation.backends import build_backend
 from nliforge.generation.backends.nli_generator import NLIGeneratorBackend
 from nliforge.generation.types import GenerationRequest, Response, Sampling
-from nliforge.generation.zaug_format import LABEL_TOKENS, format_instance, format_prefix, parse_generated
+from nliforge.generation.zaug_format import LABEL_TOKENS, format_prefix, parse_generated
 from nliforge.models.causal_lm import read_lm_meta
 from nliforge.models.generator_train import train_generator
 from nliforge.models.losses import (biased_token_mask, debias_unlikelihood_loss, parse_biased_features,
@@ -94,7 +94,7 @@ def test_biased_token_mask_ngrams_and_whole_hypothesis():
 
 
 def test_format_and_parse_round_trip():
-    text = format_instance("A man ran.", "neutral", "A man ran fast.")
+    text = format_prefix("A man ran.", "neutral") + "A man ran fast."
     assert text == "A man ran.<|neutral|>A man ran fast."
     assert parse_generated(text) == ("A man ran.", "neutral", "A man ran fast.")
     assert parse_generated("A man ran. no label here") is None

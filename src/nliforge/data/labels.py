@@ -9,7 +9,7 @@ contradiction first.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from nliforge.data.errors import NLIDataError
 
@@ -90,17 +90,6 @@ def map_label(source: str, raw: object, where: str = "") -> str | None:
         valid = ", ".join(repr(k) for k in table)
         raise NLIDataError(f"{where}: label {raw!r} is not in the {source} label map; valid: {valid}")
     return table[raw]
-
-
-def label_map_from_names(names: Sequence[str], where: str = "") -> dict[int, str]:
-    """Id -> canonical name for a source that lists its label names in id order."""
-    out = {}
-    for i, name in enumerate(names):
-        canonical = normalize_label_name(name)
-        if canonical not in ALL_GOLD_LABELS:
-            raise NLIDataError(f"{where}: label name {name!r} unknown; valid: {', '.join(ALL_GOLD_LABELS)}")
-        out[i] = canonical
-    return out
 
 
 def model_label_permutation(label2id: Mapping[str, int]) -> list[int]:

@@ -1,5 +1,5 @@
-"""Collect the long-form metrics.csv files of several runs into one mean ± std table, and the
-tidy per-cell statistics (t-interval, best, in-domain) behind the Table-3 style report."""
+"""Collect the long-form metrics.csv files of several runs, and the tidy per-cell statistics
+(mean, sample std, t-interval, best, in-domain) behind the Table-3 style report."""
 
 from __future__ import annotations
 
@@ -17,17 +17,6 @@ def collect_metrics(run_dirs: Iterable[str | Path]) -> pd.DataFrame:
     if not frames:
         raise FileNotFoundError("no metrics.csv found in the given run folders")
     return pd.concat(frames, ignore_index=True)
-
-
-def mean_std_table(metrics: pd.DataFrame, metric: str = "acc", scale: float = 100.0) -> pd.DataFrame:
-    """Rows: train_id; columns: eval_set; cells `mean ± std` over seeds (population std, ddof=0)."""
-    rows = metrics[metrics["metric"] == metric]
-    stats = rows.groupby(["train_id", "eval_set"])["value"].agg(
-        mean="mean", std=lambda v: v.std(ddof=0), n="count")
-    cells = stats.apply(lambda r: f"{scale * r['mean']:.1f} ± {scale * r['std']:.1f}", axis=1)
-    table = cells.unstack("eval_set")
-    order = [c for c in rows["eval_set"].drop_duplicates()]
-    return table[order]
 
 
 SUITE_COLUMNS = ("train_id", "seed", "eval_set", "metric", "value")

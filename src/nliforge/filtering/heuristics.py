@@ -137,28 +137,32 @@ def clean_text(text: str) -> str:
 
 @dataclass
 class HeuristicResult:
-    """Kept pairs (cleaned) with their input positions, and drop counts per rule."""
+    """Kept pairs (cleaned) with their input positions, and (input position, rule) for every drop."""
 
     kept: list[int] = field(default_factory=list)
     pairs: list[tuple[str, str]] = field(default_factory=list)
-    dropped: Counter = field(default_factory=Counter)
+    drops: list[tuple[int, str]] = field(default_factory=list)
+
+    @property
+    def dropped(self) -> Counter:
+        """Drops per rule."""
+        return Counter(rule for _, rule in self.drops)
 
 
 def filter_pairs(items: Iterable[tuple[str, str, Sequence[tuple[str, str]]]],
                  phrases: Sequence[str] = INSTRUCTION_PHRASES) -> HeuristicResult:
-    """Apply the rules to (premise, hypothesis, in-context examples) items, then clean the kept.
+    """Clean each (premise, hypothesis, in-context examples) item, then apply the rules to the cleaned
+    pair (the WANLI pipeline's `heuristics` stage).
 
-    A pair that cleaning shortens below 5 characters (e.g. `"(ab)"`) is also counted as
-    ``too_short``: the original pipeline let it through, but a record needs real text.
+    So a pair that cleaning shortens below 5 characters (e.g. `"(ab)"`) is ``too_short``: the original
+    pipeline let it through, but a record needs real text.
     """
     result = HeuristicResult()
     for i, (premise, hypothesis, in_context) in enumerate(items):
-        rule = apply_heuristics(premise, hypothesis, in_context, phrases)
         cleaned = (clean_text(premise), clean_text(hypothesis))
-        if rule is None and too_short(*cleaned):
-            rule = "too_short"
+        rule = apply_heuristics(*cleaned, in_context, phrases)
         if rule is not None:
-            result.dropped[rule] += 1
+            result.drops.append((i, rule))
             continue
         result.kept.append(i)
         result.pairs.append(cleaned)

@@ -53,16 +53,12 @@ def select_balanced_top(scores: np.ndarray, labels: Sequence[str], fraction: flo
     return np.sort(np.concatenate(chosen)) if chosen else np.empty(0, dtype=np.int64)
 
 
-def max_variability_scores(epoch_probs: np.ndarray) -> np.ndarray:
-    """(N,) estimated max variability from per-epoch probabilities shaped (E, N, C)."""
-    try:
-        return estimated_max_variability(epoch_probs)
-    except ValueError as err:
-        raise NLIDataError(f"per-epoch probabilities: {err}") from None
-
-
 def select_by_max_variability(epoch_probs: np.ndarray, labels: Sequence[str],
                               fraction: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
-    """(kept indices ascending, all scores): the balanced top `fraction` by estimated max variability."""
-    scores = max_variability_scores(epoch_probs)
+    """(kept indices ascending, all scores): the balanced top `fraction` by estimated max variability
+    of per-epoch probabilities shaped (E, N, C); the pipeline's `variability` stage."""
+    try:
+        scores = estimated_max_variability(epoch_probs)
+    except ValueError as err:
+        raise NLIDataError(f"per-epoch probabilities: {err}") from None
     return select_balanced_top(scores, labels, fraction), scores

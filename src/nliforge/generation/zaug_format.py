@@ -37,11 +37,6 @@ def format_prefix(premise: str = "", label: str | None = None) -> str:
     return premise + (label_token(label) if label is not None else "")
 
 
-def format_instance(premise: str, label: str, hypothesis: str) -> str:
-    """A whole instance as text, without BOS/EOS: `{premise}<|{label}|>{hypothesis}`."""
-    return format_prefix(premise, label) + hypothesis
-
-
 def parse_generated(text: str) -> tuple[str, str, str] | None:
     """(premise, label, hypothesis) from a sampled `{premise}<|{label}|>{hypothesis}`, else None.
 

@@ -144,20 +144,15 @@ def parse_stage(ctx: StageContext) -> StageOutput:
 
 @stage("heuristics", inputs=("prompts", "parse"))
 def heuristics_stage(ctx: StageContext) -> StageOutput:
-    """The four §2.3 rules (each drop counted by rule), then quote/bracket clean-up."""
-    from nliforge.filtering.heuristics import apply_heuristics, clean_text
+    """Quote/bracket clean-up, then the four §2.3 rules on the cleaned pair (each drop named by rule)."""
+    from nliforge.filtering.heuristics import filter_pairs
 
     prompts = {p["uid"]: p for p in ctx.rows("prompts")}
     parsed = ctx.rows("parse")
-    rows, drops = [], []
-    for row in parsed:
-        premise, hypothesis = clean_text(row["premise"]), clean_text(row["hypothesis"])
-        examples = [tuple(e) for e in prompts[row["meta"]["prompt_uid"]]["examples"]]
-        rule = apply_heuristics(premise, hypothesis, examples)
-        if rule:
-            drops.append((row["uid"], f"heuristic:{rule}"))
-            continue
-        rows.append({**row, "premise": premise, "hypothesis": hypothesis})
+    examples = [[tuple(e) for e in prompts[row["meta"]["prompt_uid"]]["examples"]] for row in parsed]
+    result = filter_pairs((row["premise"], row["hypothesis"], ex) for row, ex in zip(parsed, examples))
+    rows = [{**parsed[i], "premise": p, "hypothesis": h} for i, (p, h) in zip(result.kept, result.pairs)]
+    drops = [(parsed[i]["uid"], f"heuristic:{rule}") for i, rule in result.drops]
     return StageOutput(rows, drops, count_in=len(parsed))
 
 
@@ -165,15 +160,14 @@ def heuristics_stage(ctx: StageContext) -> StageOutput:
 def variability_stage(ctx: StageContext) -> StageOutput:
     """Estimated max variability over the classifier's epoch checkpoints; keep the top fraction,
     the same number per intended label."""
-    from nliforge.filtering.variability import select_balanced_top
-    from nliforge.cartography.metrics import estimated_max_variability
+    from nliforge.filtering.variability import select_by_max_variability
 
     s = ctx.settings
     items = ctx.rows("heuristics")
     pairs = [(r["premise"], r["hypothesis"]) for r in items]
     probs = classifier_run(ctx.cfg).epoch_probs(pairs, int(s.batch_size), int(s.max_length), str(s.device))
-    scores = estimated_max_variability(probs) if items else np.zeros(0)
-    keep = set(select_balanced_top(scores, [r["meta"]["intended_label"] for r in items], float(s.fraction)).tolist())
+    kept, scores = select_by_max_variability(probs, [r["meta"]["intended_label"] for r in items], float(s.fraction))
+    keep = set(kept.tolist())
     rows, drops = [], []
     for i, r in enumerate(items):
         meta = {**r["meta"], "scores": {**r["meta"].get("scores", {}), "est_max_variability": float(scores[i])}}
