@@ -1,5 +1,5 @@
 """z-filtering: the incremental implementation equals the from-scratch reference, conditional
-seeding, the Z-Aug / Par-Z / Seq-Z recipes, bad input, and the world's planted artifacts."""
+seeding, the Z-Aug / Par-Z / Seq-Z recipes the pipeline runs, bad input, and the world's planted artifacts."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import pytest
 from nliforge.data.errors import NLIDataError
 from nliforge.data.records import Record
 from nliforge.filtering.features import example_features
-from nliforge.filtering.zfilter import par_z, seq_z, z_filter, z_filter_reference, zaug
+from nliforge.filtering.zfilter import z_filter, z_filter_reference
 from nliforge.filtering.zstats import dataset_biased
+from nliforge.pipeline.zaug_report import run_recipe
 from nliforge.world import WorldConfig, generate_split, measure_artifact
 
 
@@ -90,16 +91,19 @@ def test_conditional_seeding_rejects_the_seeds_biases():
 
 def test_recipes_set_relations(world):
     d0, d_gen = world[:300], world[300:700]
-    aug = zaug(d_gen, d0, batch_size=100)
-    assert aug.dataset[:300] == d0 and len(aug.dataset) < 700  # D0 kept whole, some D_G dropped
-    par = par_z(d0, d_gen, batch_size=100)
-    assert [r.uid for r in par] == ([r.uid for r in z_filter(d0, batch_size=100).dataset]
-                                    + [r.uid for r in z_filter(d_gen, batch_size=100).dataset])
-    seq = seq_z(d0, d_gen, batch_size=100)
-    z0 = z_filter(d0, batch_size=100).accepted
+    aug, aug_rejected = run_recipe("zaug", d0, d_gen, batch_size=100)
+    assert aug[:300] == d0 and len(aug) < 700  # D0 kept whole, some D_G dropped
+    assert len(aug) + len(aug_rejected) == 700
+    par, par_rejected = run_recipe("par_z", d0, d_gen, batch_size=100)
+    z_d0, z_gen = z_filter(d0, batch_size=100), z_filter(d_gen, batch_size=100)
+    assert [r.uid for r in par] == [r.uid for r in z_d0.dataset] + [r.uid for r in z_gen.dataset]
+    assert [r.uid for r in par_rejected] == [r.uid for r in z_d0.rejected] + [r.uid for r in z_gen.rejected]
+    seq, seq_rejected = run_recipe("seq_z", d0, d_gen, batch_size=100)
+    z0 = z_d0.accepted
     assert [r.uid for r in seq[:len(z0)]] == [r.uid for r in z0]
-    rest = z_filter(d_gen, seed=z0, batch_size=100).accepted
-    assert [r.uid for r in seq[len(z0):]] == [r.uid for r in rest]
+    rest = z_filter(d_gen, seed=z0, batch_size=100)
+    assert [r.uid for r in seq[len(z0):]] == [r.uid for r in rest.accepted]
+    assert [r.uid for r in seq_rejected] == [r.uid for r in z_d0.rejected] + [r.uid for r in rest.rejected]
     assert {r.uid for r in seq} != {r.uid for r in par}  # seeding changes what D_G keeps
 
 
@@ -214,7 +218,6 @@ def test_ties_setting_reaches_the_pipeline_recipes(tmp_path):
     its key, and the recipes apply the rule."""
     from conftest import compose_config
     from nliforge.pipeline.zaug import zfilter_ties
-    from nliforge.pipeline.zaug_report import run_recipe
 
     cfg = compose_config("generate", ["pipeline=zaug", "pipeline.zfilter.ties=include"], tmp_path / "o", tmp_path / "c")
     assert zfilter_ties(cfg.pipeline.zfilter, "pipeline.zfilter") == "include"

@@ -1,4 +1,5 @@
-"""z-filtering (Z-Aug, Wu et al. §3.2, Algorithm 1) and the dataset recipes built on it.
+"""z-filtering (Z-Aug, Wu et al. §3.2, Algorithm 1). The dataset recipes built on it (Z-Aug, Par-Z,
+Seq-Z) are `nliforge.pipeline.zaug_report.run_recipe`.
 
 Z starts empty, or equal to a seed dataset (conditional z-filtering, Z(D' | D_seed)). The
 candidates D' are cut into batches; before each batch the biased sets B(l) are found on the
@@ -209,22 +210,3 @@ def _reference_biased(z_set, feats, k, labels, with_z=False, ties="name"):
             cut += 1
         out[label] = [(name, -neg) for neg, name in scored[:cut]] if with_z else [n for _, n in scored[:cut]]
     return out
-
-
-def zaug(d_gen: Sequence[Record], d0: Sequence[Record], **kw) -> ZFilterResult:
-    """Z-Aug = Z(D_G | D0): D0 kept whole, generated examples added unless they carry D0's biases.
-
-    The result's `dataset` is D0 + accepted generations.
-    """
-    return z_filter(d_gen, seed=d0, **kw)
-
-
-def par_z(d0: Sequence[Record], d_gen: Sequence[Record], **kw) -> list[Record]:
-    """Par-Z = Z(D0) ∪ Z(D_G): each set z-filtered on its own, then concatenated (D0's first)."""
-    return z_filter(d0, **kw).dataset + z_filter(d_gen, **kw).dataset
-
-
-def seq_z(d0: Sequence[Record], d_gen: Sequence[Record], **kw) -> list[Record]:
-    """Seq-Z = Z(D_G | Z(D0)): filter D0, then filter D_G seeded with the result."""
-    first = z_filter(d0, **kw)
-    return zaug(d_gen, first.accepted, **kw).dataset
