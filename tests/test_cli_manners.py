@@ -124,6 +124,8 @@ def test_expected_refusals_are_one_line_errors_without_a_traceback(tmp_path):
         "evaluate": [*_command("nliforge-evaluate"), f"model.backbone.name_or_path={missing}",
                      f"hydra.run.dir={tmp_path / 'eval_run'}", f"paths.cache_dir={tmp_path / 'cache'}"],
         "teacher": [*_command("nliforge-review"), "teacher", f"run={run}", f"teacher.model_dir={missing}"],
+        "train": [*_command("nliforge-train"), "model=pretrained", f"model.backbone.name_or_path={missing}",
+                  f"hydra.run.dir={tmp_path / 'train_run'}", f"paths.cache_dir={tmp_path / 'cache'}"],
         "no_action": [*_command("nliforge-review")],
     }, tmp_path)
     _one_line_error(*got["serve"], "serve.host=0.0.0.0: refusing to serve the review page on '0.0.0.0' without "
@@ -132,6 +134,8 @@ def test_expected_refusals_are_one_line_errors_without_a_traceback(tmp_path):
     _one_line_error(*got["evaluate"], f"model.backbone.name_or_path='{missing}': no such folder")
     assert not (tmp_path / "eval_run" / "config.yaml").exists()
     _one_line_error(*got["teacher"], f"teacher.model_dir='{missing}': no such folder")
+    _one_line_error(*got["train"], f"model.backbone.name_or_path='{missing}': no such folder")
+    assert not (tmp_path / "train_run" / "config.yaml").exists()
     code, stdout, stderr = got["no_action"]
     assert code == 2 and "Traceback" not in stderr and re.search(r"usage: nliforge-review \{serve\|", stderr)
     assert "nliforge-review --help" in stderr

@@ -99,3 +99,14 @@ def test_zaug_trains_its_generator_from_the_chosen_pretrained_lm(tmp_path):
     assert model.batch_size == 16 and model.max_length == 64 and model.lam == 0.5  # λ stays per variant
     gpt2 = resolved(tmp_path, "pipeline=zaug", "generator=gpt2_unlikelihood", "generator.init_from=./my-gpt2")
     assert gpt2.pipeline.generator_model.init_from == "./my-gpt2" and gpt2.pipeline.generator_model.optimizer.lr == 3e-3
+
+
+def test_dtype_auto_takes_bfloat16_only_where_it_is_native():
+    from nliforge.generation.backends.hf_local import resolve_dtype
+
+    assert resolve_dtype("auto", "cpu", "flags : fpu avx2 avx512f avx512_bf16 amx_tile") == "bfloat16"
+    assert resolve_dtype("auto", "cpu", "flags : fpu avx2 avx512f") == "float32"
+    assert resolve_dtype("auto", "cuda:0", "") == "bfloat16"
+    assert resolve_dtype("float32", "cuda", "avx512_bf16") == "float32"
+    with pytest.raises(GenerationError, match="'auto'"):
+        load_causal_lm("smollm2-135m-instruct", dtype="float64")

@@ -115,7 +115,9 @@ def test_sigkill_at_a_random_step_then_resume_matches_an_uninterrupted_run(tmp_p
     killed_twice = kill_from_outside(run, cache, [], rng)
     if killed_twice:
         finish(start(run, cache, ["ckpt_path=last"]))
-    assert_same_outputs(tmp_path / "whole", run, f"killed at step {step} ({hook}), then from outside: {killed_twice}")
+    note = f"killed at step {step} ({hook}), then from outside: {killed_twice}"
+    print(note)
+    assert_same_outputs(tmp_path / "whole", run, note)
 
 
 @pytest.mark.slow
@@ -131,6 +133,7 @@ def test_ddp_sim_killed_at_a_random_step_resumes_every_rank_exactly(tmp_path):
     first.communicate(timeout=300)
     assert first.returncode == -signal.SIGKILL, f"not killed at step {step} ({hook})"
     finish(start(run, cache, ["trainer=ddp_sim", "ckpt_path=last"]))
+    print(f"ddp_sim killed at step {step} ({hook})")
     assert_same_outputs(tmp_path / "whole", run, f"ddp_sim killed at step {step} ({hook})")
 
 

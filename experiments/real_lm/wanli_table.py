@@ -23,8 +23,8 @@ from scipy import stats
 
 from nliforge.evaluation.table import collect_metrics, find_run_dirs
 
-ROWS = {"1_d0": "D0", "2_floor": "floor: D0 + |W| biased", "3_plus": "D0 + W", "4_rep": "D0 ◇ W",
-        "5_ceiling": "ceiling: D0 + |W| unbiased"}
+ROWS = {"1_d0": "D0", "2_floor": "floor: D0 + #W biased", "3_plus": "D0 + W", "4_rep": "D0 ◇ W",
+        "5_ceiling": "ceiling: D0 + #W unbiased"}
 CHALLENGES = ["synthetic_challenge_negation", "synthetic_challenge_overlap", "synthetic_challenge_length"]
 
 

@@ -14,24 +14,25 @@ R="${NLIFORGE_EXP:-/tmp/nliforge_exp/real_lm_zaug}"
 mkdir -p "$R"
 SEEDS="${SEEDS:-0 1 2}"
 N_TRAIN="${N_TRAIN:-2000}"      # D0: pairs of the biased world split (the demo's 5000, reduced for SmolLM2 on CPU)
-N_SAMPLES="${N_SAMPLES:-300}"   # whole instances sampled per generator
-STEPS="${STEPS:-60}"            # SmolLM2 fine-tuning steps of 16 pairs (~half an epoch of D0)
+N_SAMPLES="${N_SAMPLES:-200}"   # whole instances sampled per generator
+STEPS="${STEPS:-40}"            # SmolLM2 fine-tuning steps of 16 pairs (640 pairs, a third of D0)
 T0=$SECONDS
 stamp() { echo "== [$((SECONDS - T0)) s] $*"; }
 
 stamp "teacher (the paper's set-up: trained on D0, the biased data)"
-[ -f "$R/teacher/model/config.json" ] || nliforge-train experiment=demo world.n_train="$N_TRAIN" model.max_epochs=3 seed=0 \
-    callbacks=none logger=none trainer.enable_progress_bar=false hydra.run.dir="$R/teacher"
+[ -f "$R/teacher/model/config.json" ] || nliforge-train experiment=demo world.n_train="$N_TRAIN" model.max_epochs=3 seed=0 data.save_train_set=true \
+    logger=none trainer.enable_progress_bar=false hydra.run.dir="$R/teacher"
 COMMON=(pipeline=zaug experiment=demo world.n_train="$N_TRAIN" pipeline.classifier.run_dir="$R/teacher"
         "pipeline.stages=[classifier,zaug_generator,zaug_sample,confidence]" pipeline.zaug_sample.n_samples="$N_SAMPLES"
         pipeline.zaug_generator.progress=false pipeline.zaug_sample.progress=false trainer.enable_progress_bar=false)
 for seed in $SEEDS; do
     stamp "seed $seed: from scratch (the demo's tiny GPT-2, 3 epochs of D0), lambda 0.5 and 0"
-    [ -f "$R/scratch_s$seed/manifest.json" ] && grep -q '"confidence"' "$R/scratch_s$seed/manifest.json" || \
+    [ -f "$R/scratch_s$seed/stages/confidence.jsonl" ] || \
     nliforge-generate "${COMMON[@]}" seed="$seed" pipeline.generator_model.seed="$seed" hydra.run.dir="$R/scratch_s$seed"
     stamp "seed $seed: SmolLM2-135M-Instruct fine-tuned ($STEPS steps), lambda 0.5 and 0"
-    [ -f "$R/smollm2_s$seed/manifest.json" ] && grep -q '"confidence"' "$R/smollm2_s$seed/manifest.json" || \
-    nliforge-generate "${COMMON[@]}" generator=causal_unlikelihood generator.train.max_steps="$STEPS" seed="$seed" \
+    [ -f "$R/smollm2_s$seed/stages/confidence.jsonl" ] || \
+    nliforge-generate "${COMMON[@]}" generator=causal_unlikelihood generator.train.max_steps="$STEPS" +generator.train.precision=bf16-mixed \
+        pipeline.zaug_sample.dtype=auto seed="$seed" \
         pipeline.generator_model.seed="$seed" pipeline.zaug_sample.batch_size=32 hydra.run.dir="$R/smollm2_s$seed"
 done
 # ORACLE=<an nliforge-train folder of the same recipe> reuses one (e.g. wanli_run.sh's annotator)

@@ -18,8 +18,9 @@ from nliforge.models.backbone import build_backbone, save_backbone
 from nliforge.models.classifier import NLIClassifier
 from nliforge.models.poe import PoEClassifier, poe_settings
 from nliforge.models.resume import RandomStateCallback, checkpoint_callbacks
-from nliforge.utils.cli import CONF_DIR, run_cli
+from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 from nliforge.utils.instantiate import instantiate
+from nliforge.utils.model_folder import check_model_folder
 from nliforge.utils.run import build_loggers, close_loggers, evaluate_and_record, prepare_output_dir
 
 log = logging.getLogger("nliforge.train")
@@ -99,6 +100,7 @@ def resolve_ckpt(cfg: DictConfig, out: Path) -> str | None:
 
 def train(cfg: DictConfig) -> dict:
     """Train, evaluate the suite, write metrics.csv, dynamics and the data map. Returns the results."""
+    check_model_folder(cfg.model.get("backbone", {}).get("name_or_path"), "model.backbone.name_or_path")
     L.seed_everything(int(cfg.seed), workers=True)
     if cfg.model.get("kind") == "generator":
         raise NLIDataError("model: this is a Z-Aug generator config (kind: generator); nliforge-train needs a "
@@ -150,7 +152,8 @@ def _summarize_dynamics(cfg: DictConfig) -> None:
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="train")
 def _hydra_main(cfg: DictConfig) -> None:
-    train(cfg)
+    with one_line_errors(NLIDataError):   # expected refusals: one `error:` line, no traceback
+        train(cfg)
 
 
 def main() -> None:

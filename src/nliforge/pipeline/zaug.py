@@ -87,7 +87,8 @@ def sample_stage(ctx: StageContext) -> StageOutput:
     cache = ResponseCache(ctx.folder.root / CACHE_FILE)
     try:
         for gen in generator_rows(ctx):
-            backend = NLIGeneratorBackend(gen["path"], batch_size=int(s.batch_size), device=str(s.device))
+            backend = NLIGeneratorBackend(gen["path"], batch_size=int(s.batch_size), device=str(s.device),
+                                       dtype=str(s.get("dtype", "float32")))
             reqs = [GenerationRequest(uid=f"{gen['uid']}:{i}", prompt="", sampling=sampling, first_sample=i,
                                       seed=request_seed(int(ctx.cfg.seed), gen["uid"], i))
                     for i in range(int(s.n_samples))]

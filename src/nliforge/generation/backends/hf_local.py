@@ -25,6 +25,23 @@ from nliforge.generation.types import Failure, GenerationError, GenerationReques
 from nliforge.models.packaged import PACKAGED, is_packaged, packaged_folder
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")  # CPUs whose bfloat16 matmuls are native, not emulated
+
+
+def resolve_dtype(dtype: str, device: str = "cpu", cpuinfo: str | None = None) -> str:
+    """`auto`: bfloat16 on a GPU or on a CPU with native bfloat16 (avx512_bf16 / amx_bf16: 2.1x float32's
+    tokens/s for SmolLM2 here, benchmarks/profile_hf_local.py), else float32; any other value as given."""
+    if dtype != "auto":
+        return dtype
+    if device.startswith("cuda"):
+        return "bfloat16"
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(errors="replace")
+        except OSError:
+            cpuinfo = ""
+    flags = set(cpuinfo.split())
+    return "bfloat16" if any(f in flags for f in BF16_CPU_FLAGS) else "float32"
 NUCLEUS_K = 64  # candidate tokens tried for the nucleus before a full sort
 _CONTEXT_KEYS = ("n_positions", "max_position_embeddings", "n_ctx", "seq_length")
 
@@ -32,8 +49,9 @@ _CONTEXT_KEYS = ("n_positions", "max_position_embeddings", "n_ctx", "seq_length"
 def load_causal_lm(model: str, device: str = "cpu", dtype: str = "float32", key: str = "generator.model"):
     """(model, tokenizer) from a local folder, a Hub id or a packaged name; a clear GenerationError
     naming the config `key` when none loads."""
+    dtype = resolve_dtype(dtype, device)
     if dtype not in DTYPES:
-        raise GenerationError(f"generator.dtype={dtype!r} is not supported; expected one of {sorted(DTYPES)}")
+        raise GenerationError(f"generator.dtype={dtype!r} is not supported; expected one of {sorted(DTYPES) + ['auto']}")
     if is_packaged(model):  # a model shipped inside a PyPI package (converted once, then a folder)
         model = str(packaged_folder(model))
     path = Path(model).expanduser()
