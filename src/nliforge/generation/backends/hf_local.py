@@ -22,6 +22,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from nliforge.generation.types import Failure, GenerationError, GenerationRequest, Response
+from nliforge.utils.model_folder import looks_like_folder
 from nliforge.models.packaged import PACKAGED, is_packaged, packaged_folder
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -55,7 +56,7 @@ def load_causal_lm(model: str, device: str = "cpu", dtype: str = "float32", key:
     if is_packaged(model):  # a model shipped inside a PyPI package (converted once, then a folder)
         model = str(packaged_folder(model))
     path = Path(model).expanduser()
-    if _looks_like_path(model) and not path.is_dir():
+    if looks_like_folder(model) and not path.is_dir():
         raise GenerationError(f"{key}={model!r}: no such folder ({path.resolve()} does not exist); give a folder "
                               f"holding config.json, the weights and the tokenizer, a Hub id, or a packaged "
                               f"model name ({', '.join(sorted(PACKAGED))})")
@@ -84,11 +85,6 @@ def _cache_of(out):
     """The KV cache a forward pass returned, under either name."""
     cache = getattr(out, "cache", None)
     return cache if cache is not None else out.past_key_values
-
-
-def _looks_like_path(name: str) -> bool:
-    """A name written as a path (absolute, ./, ../, ~, or ending in a separator), not a Hub id."""
-    return name.startswith(("/", "./", "../", "~")) or name.endswith(os.sep) or name.count("/") > 1
 
 
 def context_limit(config) -> int | None:
