@@ -245,3 +245,14 @@ def test_init_from_a_missing_folder_names_the_key(records, tmp_path):
     with pytest.raises(GenerationError, match=r"init_from='.*such-lm': no such folder"):
         train_generator(records[:8], tmp_path / "out", cfg)
     assert not (tmp_path / "out").exists() and not list(tmp_path.glob("out*"))
+
+
+def test_label_tokens_of_a_pretrained_lm_start_at_their_words(pretrained_llama, records, tmp_path):
+    from nliforge.models.generator_train import build_model_and_tokenizer
+
+    cfg = OmegaConf.to_container(OmegaConf.load(f"{CONF_DIR}/model/tiny_generator.yaml"))
+    model, tok = build_model_and_tokenizer({**cfg, "init_from": str(pretrained_llama)}, [])
+    table = model.get_input_embeddings().weight
+    for label, token in LABEL_TOKENS.items():
+        words = tok(" " + label, add_special_tokens=False)["input_ids"]
+        assert torch.allclose(table[tok.convert_tokens_to_ids(token)], table[words].mean(0))

@@ -26,6 +26,7 @@ from torch.utils.data import DataLoader
 from transformers import AutoModelForCausalLM, AutoTokenizer, GPT2Config, GPT2LMHeadModel
 
 from nliforge.data.records import Record
+from nliforge.generation.zaug_format import LABEL_TOKENS
 from nliforge.models.causal_lm import META_NAME, is_finished
 from nliforge.generation.backends.hf_local import load_causal_lm
 from nliforge.models.nli_generator import (GeneratorExample, NLIGenerator, add_label_tokens, collate,
@@ -34,7 +35,7 @@ from nliforge.models.tiny_tokenizer import train_causal_tokenizer
 from nliforge.utils.atomic import build_folder
 from nliforge.utils.instantiate import instantiate
 
-GENERATOR_VERSION = 1  # bump when training changes, so folders trained by older code are not reused
+GENERATOR_VERSION = 2  # bump when training changes, so folders trained by older code are not reused
 BIASED_META_KEY = "biased_features"  # a Z⁻ record's features in B(its label) when it was rejected
 
 
@@ -94,7 +95,25 @@ def build_model_and_tokenizer(cfg: Mapping[str, Any], examples: Sequence[Generat
             pad_token_id=tokenizer.pad_token_id))
     elif model.get_input_embeddings().num_embeddings < len(tokenizer):
         model.resize_token_embeddings(len(tokenizer))
+        init_label_embeddings(model, tokenizer)
     return model, tokenizer
+
+
+@torch.no_grad()
+def init_label_embeddings(model, tokenizer) -> None:
+    """Start each added label token of a pretrained LM at the mean embedding of its label's word
+    (" entailment" ...), input and output side, instead of transformers' mean-of-all-rows resize: a
+    pretrained model then reads and can emit the label from the first step. (SmolLM2 fine-tuned 40
+    steps with mean-resized label tokens never sampled one: 0 of 400 whole instances parsed.)"""
+    tables = [model.get_input_embeddings().weight]
+    out = model.get_output_embeddings()
+    if out is not None and out.weight.data_ptr() != tables[0].data_ptr():
+        tables.append(out.weight)
+    for label, token in LABEL_TOKENS.items():
+        new_id = tokenizer.convert_tokens_to_ids(token)
+        word_ids = tokenizer(" " + label, add_special_tokens=False)["input_ids"]
+        for table in tables:
+            table[new_id] = table[word_ids].mean(0)
 
 
 def _fit(model, tokenizer, examples: Sequence[GeneratorExample], cfg: Mapping[str, Any],
