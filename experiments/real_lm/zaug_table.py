@@ -25,7 +25,8 @@ from nliforge.pipeline.classifier import ClassifierRun
 from nliforge.pipeline.zaug_report import feature_standing
 from nliforge.world.artifacts import ARTIFACTS, measure_artifact
 
-GENERATORS = {"scratch": "tiny GPT-2 from scratch", "smollm2": "SmolLM2-135M-Instruct fine-tuned"}
+GENERATORS = {"scratch": "tiny GPT-2 from scratch", "smollm2": "SmolLM2-135M-Instruct fine-tuned",
+              "meaninit_smollm2": "SmolLM2, label tokens mean-resized (first run)"}
 Z_FEATURES = {"entailment": "full-lex-overlap", "neutral": "hypo-len:10-14", "contradiction": "not@hypothesis"}
 
 
@@ -34,34 +35,40 @@ def samples(run: Path) -> list[dict]:
 
 
 def measure_run(run: Path, oracle: ClassifierRun) -> dict[str, dict]:
-    """variant -> the numbers of one generator run."""
+    """variant -> the numbers of one generator run (None where no sample parsed, or z where one label only)."""
     manifest = json.loads((run / "manifest.json").read_text())
-    consistency = manifest["stages"]["confidence"]["extra"]["label_consistency"]
+    consistency = manifest["stages"]["confidence"].get("extra", {}).get("label_consistency", {})
     rows, out = samples(run), {}
-    for variant, numbers in consistency.items():
-        mine = [r for r in rows if r["variant"] == variant]
-        recs = [Record(r["uid"], r["premise"], r["hypothesis"], r["label"]) for r in mine]
+    for variant in ("ul", "mle"):
+        recs = [Record(r["uid"], r["premise"], r["hypothesis"], r["label"]) for r in rows if r["variant"] == variant]
+        out[variant] = {"parsed": len(recs), "teacher": consistency.get(variant, {}).get("teacher_agrees"),
+                        "oracle": None, "z": {label: None for label in Z_FEATURES},
+                        "world": {name: (None, None) for name in ARTIFACTS}}
+        if not recs:
+            continue
         probs = oracle.final_probs([(r.premise, r.hypothesis) for r in recs])
-        agree = sum(LABELS[int(p.argmax())] == r.label for p, r in zip(probs, recs)) / max(1, len(recs))
-        standing = feature_standing(recs, {label: [name] for label, name in Z_FEATURES.items()})
+        out[variant]["oracle"] = sum(LABELS[int(p.argmax())] == r.label for p, r in zip(probs, recs)) / len(recs)
         world = {name: measure_artifact(recs, name) for name in ARTIFACTS}
-        out[variant] = {"parsed": len(recs), "teacher": numbers["teacher_agrees"], "oracle": agree,
-                        "z": {label: standing[label][0][1] for label in Z_FEATURES},
-                        "world": {name: (m["p_target_given_feature"], m["p_feature"]) for name, m in world.items()}}
+        out[variant]["world"] = {name: (m["p_target_given_feature"], m["p_feature"]) for name, m in world.items()}
+        if len({r.label for r in recs}) > 1:  # z measures label skew: it needs two labels
+            standing = feature_standing(recs, {label: [name] for label, name in Z_FEATURES.items()})
+            out[variant]["z"] = {label: standing[label][0][1] for label in Z_FEATURES}
     return out
 
 
-def mean_sd(values: list[float]) -> str:
+def mean_sd(values: list[float], digits: int = 3) -> str:
     values = [v for v in values if v is not None]
     if not values:
         return "–"
     sd = statistics.stdev(values) if len(values) > 1 else 0.0
-    return f"{statistics.mean(values):.3f} ± {sd:.3f}"
+    return f"{statistics.mean(values):.{digits}f} ± {sd:.{digits}f}"
 
 
 def paired_interval(a: list[float], b: list[float]) -> str:
     """mean of a − b with a 95% t interval over the paired seeds."""
-    d = [x - y for x, y in zip(a, b)]
+    d = [x - y for x, y in zip(a, b) if x is not None and y is not None]
+    if not d:
+        return "–"
     m = statistics.mean(d)
     if len(d) < 2:
         return f"{m:+.3f}"
@@ -69,7 +76,16 @@ def paired_interval(a: list[float], b: list[float]) -> str:
     return f"{m:+.3f} [{m - half:+.3f}, {m + half:+.3f}]"
 
 
-def render(results: dict[str, dict[int, dict]], n_train: int) -> str:
+def d0_row(d0: list[Record]) -> str:
+    """The planted artifacts in D0 itself, the reference the samples are read against."""
+    standing = feature_standing(d0, {label: [name] for label, name in Z_FEATURES.items()})
+    zs = [f"{standing[label][0][1]:.1f}" for label in Z_FEATURES]
+    world = [f"{m['p_target_given_feature']:.3f} / {m['p_feature']:.3f}"
+             for m in (measure_artifact(d0, name) for name in ARTIFACTS)]
+    return "| D0 (training data) | – | " + " | ".join(zs + world) + " |"
+
+
+def render(results: dict[str, dict[int, dict]], n_train: int, d0: str = "") -> str:
     lines = ["# Z-Aug generator: pretrained (SmolLM2) vs from scratch, λ = 0.5 vs 0 (3 seeds)", "",
              f"D0 = {n_train} biased world pairs. Samples: whole instances, temperature 1, top_p 1.", "",
              "## Label consistency (mean ± std over seeds; Δ = ul − mle, paired by seed, 95% t interval)", "",
@@ -78,7 +94,7 @@ def render(results: dict[str, dict[int, dict]], n_train: int) -> str:
     for gen, seeds in results.items():
         for variant in ("ul", "mle"):
             per = [seeds[s][variant] for s in sorted(seeds)]
-            lines.append(f"| {GENERATORS[gen]} | {variant} | {mean_sd([p['parsed'] for p in per])} | "
+            lines.append(f"| {GENERATORS[gen]} | {variant} | {mean_sd([p['parsed'] for p in per], 0)} | "
                          f"{mean_sd([p['teacher'] for p in per])} | {mean_sd([p['oracle'] for p in per])} |")
         ul, mle = ([seeds[s][v] for s in sorted(seeds)] for v in ("ul", "mle"))
         lines.append(f"| {GENERATORS[gen]} | **Δ ul − mle** | | {paired_interval([p['teacher'] for p in ul], [p['teacher'] for p in mle])} | "
@@ -87,12 +103,12 @@ def render(results: dict[str, dict[int, dict]], n_train: int) -> str:
               "z: the z-filter feature's z for its label; world: P(target | feature) / prevalence, by the world's own "
               "definition (any negation word, full overlap, long hypothesis).", "",
               "| generator | variant | " + " | ".join(f"z {Z_FEATURES[l]}" for l in Z_FEATURES) + " | "
-              + " | ".join(f"world {n}" for n in ARTIFACTS) + " |", "|---" * (2 + len(Z_FEATURES) + len(ARTIFACTS)) + "|"]
+              + " | ".join(f"world {n}" for n in ARTIFACTS) + " |", "|---" * (2 + len(Z_FEATURES) + len(ARTIFACTS)) + "|", d0]
     for gen, seeds in results.items():
         for variant in ("ul", "mle"):
             per = [seeds[s][variant] for s in sorted(seeds)]
             zs = [mean_sd([p["z"][l] for p in per]) for l in Z_FEATURES]
-            world = [f"{mean_sd([p['world'][n][0] for p in per])} / {statistics.mean(p['world'][n][1] for p in per):.2f}"
+            world = [f"{mean_sd([p['world'][n][0] for p in per])} / {mean_sd([p['world'][n][1] for p in per])}"
                      for n in ARTIFACTS]
             lines.append(f"| {GENERATORS[gen]} | {variant} | " + " | ".join(zs + world) + " |")
     lines += ["", "Per seed: `zaug_table.json`."]
@@ -110,8 +126,8 @@ def main(argv=None) -> None:
         gen, seed = run.name.rsplit("_s", 1)
         if (run / "stages" / "zaug_sample.jsonl").exists():
             results.setdefault(gen, {})[int(seed)] = measure_run(run, oracle)
-    d0 = len(ClassifierRun(args.scratch / "teacher").train_records())
-    args.out.write_text(render(results, d0))
+    d0 = [r for r in ClassifierRun(args.scratch / "teacher").train_records() if r.label is not None]
+    args.out.write_text(render(results, len(d0), d0_row(d0)))
     args.out.with_suffix(".json").write_text(json.dumps(results, indent=1, default=str) + "\n")
     print(args.out.read_text())
 
