@@ -145,6 +145,40 @@ def test_gpu_fast_preset_sets_the_measured_switches(tmp_path):
     assert plain.data.pad_to_multiple_of is None and plain.compile.enabled is False and "fused" not in plain.model.optimizer
 
 
+def _classifier_models() -> list[str]:
+    """Every model config that builds a classifier: generator configs (`kind: generator`) are not."""
+    from omegaconf import OmegaConf
+
+    from conftest import CONF_DIR
+
+    found = sorted(Path(CONF_DIR, "model").glob("*.yaml"))
+    return [p.stem for p in found if OmegaConf.load(p).get("kind") != "generator"]
+
+
+@pytest.mark.parametrize("trainer", [None, "ddp"])
+@pytest.mark.parametrize("model", _classifier_models())
+def test_gpu_fast_preset_composes_with_every_model_and_ddp(model, trainer, tmp_path):
+    """preset=gpu_fast with each classifier model, alone and with trainer=ddp (issue 23): the preset's
+    switches survive, the config passes the type check, and trainer=ddp (given before or after the
+    preset) keeps DDP's strategy and device count with the preset's bf16 precision."""
+    from nliforge.utils.schema import check_config
+
+    assert "roberta_large" in _classifier_models() and "tiny_generator" not in _classifier_models()
+    extra = [] if trainer is None else [f"trainer={trainer}", "trainer.devices=8"]
+    for overrides in (["preset=gpu_fast", f"model={model}", *extra], [*extra, f"model={model}", "preset=gpu_fast"]):
+        cfg = compose_config("train", overrides, tmp_path, tmp_path)
+        check_config(cfg, cfg)
+        assert cfg.model.backbone.kind in ("tiny", "minilm", "pretrained")
+        assert (cfg.trainer.accelerator, cfg.trainer.precision) == ("gpu", "bf16-mixed")
+        assert cfg.compile.enabled is True and cfg.compile.dynamic is True
+        assert cfg.data.pad_to_multiple_of == 8 and cfg.model.optimizer.fused is True
+        if trainer == "ddp":
+            assert (cfg.trainer.strategy, cfg.trainer.devices) == ("ddp", 8)
+            assert cfg.trainer.use_distributed_sampler is False
+        else:
+            assert cfg.trainer.get("strategy", "auto") == "auto" and cfg.trainer.devices == 1
+
+
 class RecordSwitches(L.Callback):
     """Test callback: batch widths, the optimiser's fused flag, and the weights' L1 norm at train start and end."""
 
