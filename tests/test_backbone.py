@@ -70,3 +70,54 @@ def test_pad_collator_rounds_widths_up_to_the_multiple():
 def test_pad_collator_refuses_a_bad_multiple():
     with pytest.raises(NLIDataError, match="data.pad_to_multiple_of=0"):
         PadCollator(1, pad_to_multiple_of=0)
+
+
+def test_pad_collator_buckets_pick_the_smallest_width_that_fits():
+    items = [{"input_ids": [0] + [5] * n + [2], "attention_mask": [1] * (n + 2), "labels": 0, "uid": str(n)}
+             for n in (3, 9, 40)]
+    bucketed = PadCollator(1, buckets=[32, 16, 64])
+    assert bucketed.buckets == [16, 32, 64]
+    assert bucketed(items[:1])["input_ids"].shape == (1, 16)      # longest 5
+    assert bucketed(items[:2])["input_ids"].shape == (2, 16)      # longest 11
+    assert bucketed(items)["input_ids"].shape == (3, 64)          # longest 42
+    assert bucketed.width(16) == 16 and bucketed.width(17) == 32 and bucketed.width(100) == 100  # past every bucket: its own width
+    assert PadCollator(1, pad_to_multiple_of=8, buckets=[16]).width(17) == 24
+    batch = bucketed(items[:2])
+    assert batch["input_ids"][1, 11:].tolist() == [1] * 5 and batch["attention_mask"][1, 11:].tolist() == [0] * 5
+    for bad in ([], [0, 16]):
+        with pytest.raises(NLIDataError, match="data.pad_buckets="):
+            PadCollator(1, buckets=bad)
+
+
+def test_bucketed_padding_gives_the_plain_loss_and_gradients():
+    """Issue 23: padding every batch to a fixed bucket width (for CUDA graphs) must not change
+    training: the tiny model's loss and every parameter's gradient equal the pad-to-longest path's
+    within 1e-6 (the attention mask makes the extra positions inert)."""
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    model, tok, _ = build_backbone({"kind": "tiny"}, TEXTS)
+    model.eval()   # no dropout: the two passes must see the same network
+    pairs = [("A dog runs in the park.", "An animal runs."), ("Nobody is sleeping.", "The man is tall."),
+             ("The man is tall.", "A dog runs in the park and an animal runs while nobody is sleeping."),
+             ("An animal runs.", "A dog.")]
+    items = [{k: v for k, v in tok(p, h).items()} | {"labels": i % 3, "uid": str(i)}
+             for i, (p, h) in enumerate(pairs)]
+    clf = NLIClassifier(model)
+
+    def loss_and_grads(collate):
+        batch = collate(items)
+        clf.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(clf(batch), batch["labels"])
+        loss.backward()
+        return batch["input_ids"].shape[1], loss.detach(), {n: p.grad.clone() for n, p in clf.named_parameters()
+                                                            if p.grad is not None}
+
+    w0, loss0, grads0 = loss_and_grads(PadCollator(tok.pad_token_id))
+    for buckets in ([w0 + 1], [48], [64, 128]):
+        w1, loss1, grads1 = loss_and_grads(PadCollator(tok.pad_token_id, buckets=buckets))
+        assert w1 > w0   # really padded further
+        assert torch.allclose(loss1, loss0, rtol=0, atol=1e-6)
+        assert grads1.keys() == grads0.keys() and len(grads0) > 10
+        for name in grads0:
+            assert torch.allclose(grads1[name], grads0[name], rtol=0, atol=1e-6), name

@@ -234,3 +234,21 @@ def test_slurm_ddp_preset_asks_one_task_per_device(tmp_path):
     assert launcher.tasks_per_node == 4 and launcher.gpus_per_node == 4 and launcher.nodes == 1
     assert cfg.trainer.strategy == "ddp" and cfg.trainer.use_distributed_sampler is False
     assert cfg.trainer.precision == "bf16-mixed" and cfg.trainer.accelerator == "gpu"
+
+
+def test_pad_buckets_reach_the_training_batches(tmp_path, world_cache, monkeypatch):
+    """data.pad_buckets (issue 23: a fixed few widths for CUDA graphs) goes from the config to the
+    training loader: every training batch has one of the bucket widths."""
+    from nliforge.utils.schema import check_config
+
+    cfg = compose_config("train", ["experiment=demo", *SMALL_WORLD, "model.max_epochs=1", "logger=none",
+                                   "data.pad_buckets=[16,32,64,128]", "callbacks.dynamics.enabled=false",
+                                   "trainer.enable_progress_bar=false"], tmp_path / "run", world_cache)
+    check_config(cfg, cfg)
+    import nliforge.train as train_module
+
+    build = train_module.build_callbacks
+    monkeypatch.setattr(train_module, "build_callbacks", lambda c: build(c) + [RecordSwitches()])
+    train(cfg)
+    widths = RecordSwitches.seen["widths"]
+    assert widths and set(widths) <= {16, 32, 64, 128}

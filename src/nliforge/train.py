@@ -120,7 +120,8 @@ def train(cfg: DictConfig) -> dict:
     dm = NLIDataModule(ts.records, tokenizer, cfg.data.batch_size, cfg.data.eval_batch_size, cfg.data.max_length,
                        cfg.data.num_workers, int(cfg.seed), val_sets,
                        group_by_length=cfg.data.get("group_by_length", True), input=view,
-                       hypothesis_view=poe is not None, pad_to_multiple_of=cfg.data.get("pad_to_multiple_of"))
+                       hypothesis_view=poe is not None, pad_to_multiple_of=cfg.data.get("pad_to_multiple_of"),
+                       pad_buckets=cfg.data.get("pad_buckets"))
     module = build_module(cfg, model, perm, list(val_sets), poe)
     compile_backbone(module, cfg.get("compile"))
     loggers = build_loggers(cfg, f"{ts.train_id}-s{cfg.seed}", out)

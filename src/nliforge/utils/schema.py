@@ -40,6 +40,7 @@ from nliforge.data.errors import NLIDataError
 
 KNOWN: dict[str, type] = {   # by key pattern: settings whose default is null, or says less than the type
     "data.pad_to_multiple_of": int,
+    "data.pad_buckets": list,
     "data.train_sets.*.limit": int,
     "ckpt_path": str,
     "scale": float,             # nliforge-report: 100 by default, any number (1 keeps raw values)
