@@ -2,8 +2,8 @@
 # Issue 18 item 6: the WANLI pipeline with a real LM (SmolLM2-135M-Instruct in process) on the biased
 # world: seeds from D0's data map, exemplars, SmolLM2 overgenerates, heuristics and max variability,
 # the annotators' stand-in reviews; then D0, a floor, D0 + W, D0 ◇ W and a ceiling, 3 seeds each.
-# Offline, 2 CPU cores, ~30 min.
-#   bash experiments/real_lm/wanli_run.sh       # tables -> experiments/real_lm/wanli_report/, wanli_table.md
+# Offline, 2 CPU cores: 38 min measured (one thread per process, cores shared with another run).
+#   bash experiments/real_lm/wanli_run.sh       # tables -> experiments/real_lm/wanli_table.md (+ .csv per seed)
 # Scratch: $NLIFORGE_EXP (default /tmp/nliforge_exp/real_lm_wanli). Registers the gitignored
 # data/train_sets=[exp_real_lm_w] (conf/data/train_sets/exp_real_lm_w.yaml, pointing into the scratch).
 set -euo pipefail
@@ -11,18 +11,15 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../common.sh"
 # one thread per process: two CPU cores shared by several jobs lose far more to OpenMP oversubscription
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-R="${NLIFORGE_EXP:-/tmp/nliforge_exp/real_lm_wanli}"
-[ "${FRESH:-1}" = 1 ] && rm -rf "$R"
-mkdir -p "$R"; rm -rf "$R/sweep"
+scratch real_lm_wanli
+rm -rf "$R/sweep"
 N_TRAIN="${N_TRAIN:-4000}"       # D0 = synthetic_biased pairs
 PER_LABEL="${PER_LABEL:-100}"    # seeds per intended label: 300 prompts x 5 samples = 1,500 generations
 EPOCHS="${EPOCHS:-5}"
 THRESHOLD="${THRESHOLD:-0.8}"    # the annotators' stand-in keeps a pair when p(argmax) >= this
-T0=$SECONDS
-stamp() { echo "== [$((SECONDS - T0)) s] $*"; }
 
 # ORACLE=<an nliforge-train folder of the same recipe> reuses one (e.g. zaug_run.sh's oracle scorer)
-[ -n "${ORACLE:-}" ] && [ ! -e "$R/annotator" ] && ln -s "$(cd "$ORACLE" && pwd)" "$R/annotator"
+link_oracle annotator
 stamp "1/5 the annotators' stand-in: the demo recipe on the UNBIASED world split (people know the true labels)"
 [ -f "$R/annotator/model/config.json" ] || nliforge-train experiment=demo 'data/train_sets=[synthetic]' seed=0 \
     callbacks=none logger=none trainer.enable_progress_bar=false hydra.run.dir="$R/annotator"

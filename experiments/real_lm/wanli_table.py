@@ -22,6 +22,7 @@ import pandas as pd
 from scipy import stats
 
 from nliforge.evaluation.table import collect_metrics, find_run_dirs
+from nliforge.pipeline.run_folder import RunFolder
 
 ROWS = {"1_d0": "D0", "2_floor": "floor: D0 + #W biased", "3_plus": "D0 + W", "4_rep": "D0 ◇ W",
         "5_ceiling": "ceiling: D0 + #W unbiased"}
@@ -78,9 +79,8 @@ def closure_table(m: pd.DataFrame) -> list[str]:
 
 def drops(run: Path) -> dict[str, tuple[int, int, Counter]]:
     """stage -> (in, out, drop reasons) of a generation run."""
-    manifest = json.loads((run / "manifest.json").read_text())
     out = {}
-    for stage, info in manifest["stages"].items():
+    for stage, info in RunFolder(run).manifest()["stages"].items():
         out[stage] = (info.get("count_in"), info.get("count_out"), Counter(info.get("drops") or {}))
     return out
 

@@ -22,6 +22,7 @@ from scipy import stats
 from nliforge.data.labels import LABELS
 from nliforge.data.records import Record
 from nliforge.pipeline.classifier import ClassifierRun
+from nliforge.pipeline.run_folder import RunFolder
 from nliforge.pipeline.zaug_report import feature_standing
 from nliforge.world.artifacts import ARTIFACTS, measure_artifact
 
@@ -30,15 +31,11 @@ GENERATORS = {"scratch": "tiny GPT-2 from scratch", "smollm2": "SmolLM2-135M-Ins
 Z_FEATURES = {"entailment": "full-lex-overlap", "neutral": "hypo-len:10-14", "contradiction": "not@hypothesis"}
 
 
-def samples(run: Path) -> list[dict]:
-    return [json.loads(x) for x in (run / "stages" / "zaug_sample.jsonl").read_text().splitlines() if x.strip()]
-
-
 def measure_run(run: Path, oracle: ClassifierRun) -> dict[str, dict]:
     """variant -> the numbers of one generator run (None where no sample parsed, or z where one label only)."""
-    manifest = json.loads((run / "manifest.json").read_text())
-    consistency = manifest["stages"]["confidence"].get("extra", {}).get("label_consistency", {})
-    rows, out = samples(run), {}
+    folder = RunFolder(run)
+    consistency = folder.stage_entry("confidence").get("extra", {}).get("label_consistency", {})
+    rows, out = folder.read_rows("zaug_sample"), {}
     for variant in ("ul", "mle"):
         recs = [Record(r["uid"], r["premise"], r["hypothesis"], r["label"]) for r in rows if r["variant"] == variant]
         out[variant] = {"parsed": len(recs), "teacher": consistency.get(variant, {}).get("teacher_agrees"),
@@ -124,7 +121,7 @@ def main(argv=None) -> None:
     results: dict[str, dict[int, dict]] = {}
     for run in sorted(args.scratch.glob("*_s[0-9]*")):
         gen, seed = run.name.rsplit("_s", 1)
-        if (run / "stages" / "zaug_sample.jsonl").exists():
+        if RunFolder(run).is_done("zaug_sample"):
             results.setdefault(gen, {})[int(seed)] = measure_run(run, oracle)
     d0 = [r for r in ClassifierRun(args.scratch / "teacher").train_records() if r.label is not None]
     args.out.write_text(render(results, len(d0), d0_row(d0)))
