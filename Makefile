@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install demo demo-generate test test-slow test-all vllm-install
+.PHONY: install demo demo-generate test test-slow test-all vllm-install readme-numbers
 
 # vLLM's CPU build in its own virtual environment (~3 min, ~3.4 GB; NLIFORGE_VLLM_VENV says where)
 vllm-install: install
@@ -32,6 +32,11 @@ demo: install
 
 demo-generate: install
 	nliforge-generate pipeline=wanli experiment=demo
+
+# rerun every offline demo (~10 min on 2 idle cores) and write their numbers into README.md
+readme-numbers: install
+	rm -rf outputs/readme_numbers
+	$(PYTHON) scripts/readme_numbers.py --write --out outputs/readme_numbers
 
 test: install
 	WANDB_MODE=offline $(PYTHON) -m pytest -q

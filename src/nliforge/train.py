@@ -14,6 +14,7 @@ from nliforge.data.errors import NLIDataError
 from nliforge.data.datamodule import NLIDataModule, check_input
 from nliforge.data.training_set import build_training_set, write_training_manifest
 from nliforge.evaluation.registry import load_suite, pick_val_sets
+from nliforge.evaluation.run_table import run_table
 from nliforge.models.backbone import build_backbone, save_backbone
 from nliforge.models.classifier import NLIClassifier
 from nliforge.models.poe import PoEClassifier, poe_settings
@@ -154,7 +155,10 @@ def _summarize_dynamics(cfg: DictConfig) -> None:
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="train")
 def _hydra_main(cfg: DictConfig) -> None:
     with one_line_errors(NLIDataError):   # expected refusals: one `error:` line, no traceback
-        train(cfg)
+        results = train(cfg)
+    table = run_table(results)
+    if table:   # the table the README shows for the demo (accuracy %, this run's seed)
+        print(f"\n{cfg.get('task_name', 'run')}, seed {cfg.seed}: accuracy % (from metrics.csv)\n{table}\n")
 
 
 def main() -> None:

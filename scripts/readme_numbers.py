@@ -1,0 +1,142 @@
+"""Write the README's demo numbers from real runs, or check them against fresh runs.
+
+    python scripts/readme_numbers.py --write            # run every demo, rewrite the README's blocks
+    python scripts/readme_numbers.py --check            # run every demo, exit 1 where the README differs
+    python scripts/readme_numbers.py --check --runs R   # reuse run folders R/<demo> made earlier
+    python scripts/readme_numbers.py --demos train_demo,wanli_demo --write
+
+The demos are deterministic on a given machine kind and thread count: the script runs them with
+`OMP_NUM_THREADS` (default 2, this project's machines) so that a check compares like with like.
+Blocks are `<!-- numbers:NAME -->` in README.md (nliforge.utils.readme_blocks); wall times go to
+`measured.*` blocks, which are written and never checked."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from nliforge.evaluation.run_table import results_from_csv, run_table
+from nliforge.pipeline.engine import format_drops
+from nliforge.utils.atomic import atomic_write_text
+from nliforge.utils.readme_blocks import check_blocks, replace_blocks
+
+ROOT = Path(__file__).resolve().parents[1]
+GENERATE = [sys.executable, "-m", "nliforge.generate", "experiment=demo"]
+DEMOS = {   # name -> the command (the README says the same command)
+    "train_demo": [sys.executable, "-m", "nliforge.train", "experiment=demo"],
+    "wanli_demo": GENERATE + ["pipeline=wanli"],
+    "disco_demo": GENERATE + ["pipeline=disco"],
+    "longtext_demo": GENERATE + ["pipeline=longtext"],
+    "zaug_demo": GENERATE + ["pipeline=zaug"],
+}
+
+
+def stage_table(manifest: dict) -> str:
+    """Every stage's counts and drop reasons as a Markdown table (manifest.json of a generation run)."""
+    lines = ["| stage | in | out | drops |", "|---|---|---|---|"]
+    for name, entry in manifest.get("stages", {}).items():
+        drops = format_drops(entry.get("drops", {})).replace("|", "/")
+        lines.append(f"| {name} | {entry.get('count_in', 0)} | {entry.get('count_out', 0)} | {drops} |")
+    return "\n".join(lines)
+
+
+def challenge_gaps(results: dict, test: str = "synthetic_test", prefix: str = "synthetic_challenge_") -> str:
+    """One sentence: how many accuracy points each challenge split loses against the in-distribution test."""
+    base = 100 * results[test]["acc"]
+    gaps = [f"{base - 100 * m['acc']:.1f} points on {name[len(prefix):]}" for name, m in results.items()
+            if name.startswith(prefix) and "acc" in m]
+    return f"Against its in-distribution test ({base:.1f}%), its challenge splits lose " + ", ".join(gaps) + "."
+
+
+def markdown_tables(path: Path) -> str:
+    """The Markdown table lines of a report file (its title and notes left out)."""
+    return "\n".join(line for line in path.read_text().splitlines() if line.startswith("|"))
+
+
+def render(name: str, run: Path) -> dict[str, str]:
+    """The README blocks a finished demo run gives."""
+    if name == "train_demo":
+        results = results_from_csv(run / "metrics.csv")
+        return {"train_demo.table": run_table(results), "train_demo.gaps": challenge_gaps(results)}
+    blocks = {f"{name}.stages": stage_table(json.loads((run / "manifest.json").read_text()))}
+    if name == "disco_demo":
+        blocks["disco_demo.report"] = markdown_tables(run / "disco_report.md")
+    return blocks
+
+
+def run_demo(name: str, run: Path, threads: int) -> float:
+    """Run one demo into `run` (a fresh folder); its wall time in seconds. A failed demo stops everything."""
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+           "WANDB_MODE": "offline", "TOKENIZERS_PARALLELISM": "false"}
+    log = run.parent / f"{name}.log"
+    start = time.perf_counter()
+    with open(log, "w") as out:
+        done = subprocess.run(DEMOS[name] + [f"hydra.run.dir={run}"], env=env, stdout=out, stderr=subprocess.STDOUT,
+                              cwd=ROOT)
+    if done.returncode != 0:
+        sys.exit(f"error: demo {name} failed (exit {done.returncode}); its output: {log}")
+    return time.perf_counter() - start
+
+
+def command(name: str) -> str:
+    """The console-script form of a demo's command, as a user types it."""
+    module, *args = DEMOS[name][2:]
+    return " ".join([module.replace(".", "-"), *args])
+
+
+def times_block(seconds: dict[str, float], threads: int) -> str:
+    day = datetime.date.today().isoformat()
+    rows = [f"| `{command(n)}` | {s:.0f} s |" for n, s in seconds.items()]
+    return "\n".join([f"Measured {day} by `scripts/readme_numbers.py` ({threads} threads, "
+                      f"{os.cpu_count()} cores; other jobs may have shared them):", "",
+                      "| demo | wall |", "|---|---|", *rows])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write", action="store_true", help="rewrite the README's blocks from the runs")
+    mode.add_argument("--check", action="store_true", help="exit 1 where the README and the runs differ")
+    ap.add_argument("--demos", default=",".join(DEMOS), help="comma-separated subset of " + ", ".join(DEMOS))
+    ap.add_argument("--runs", type=Path, default=None, help="folder of earlier runs (<runs>/<demo>) to reuse")
+    ap.add_argument("--out", type=Path, default=Path("outputs/readme_numbers"), help="where fresh runs go")
+    ap.add_argument("--threads", type=int, default=2, help="OMP_NUM_THREADS for the demos (default 2)")
+    ap.add_argument("--readme", type=Path, default=ROOT / "README.md")
+    args = ap.parse_args(argv)
+    names = [n.strip() for n in args.demos.split(",") if n.strip()]
+    unknown = sorted(set(names) - set(DEMOS))
+    if unknown:
+        ap.error(f"--demos: unknown {unknown}; expected some of {list(DEMOS)}")
+    blocks, seconds = {}, {}
+    for name in names:
+        run = (args.runs or args.out) / name
+        if args.runs is None:
+            if run.exists():
+                sys.exit(f"error: {run} exists; remove it or pass --runs {args.out} to reuse it")
+            run.parent.mkdir(parents=True, exist_ok=True)
+            print(f"running {name}: {command(name)} ...", flush=True)
+            seconds[name] = run_demo(name, run, args.threads)
+            print(f"  {seconds[name]:.0f} s", flush=True)
+        blocks.update(render(name, run))
+    if seconds and set(names) == set(DEMOS):
+        blocks["measured.demo_times"] = times_block(seconds, args.threads)
+    text = args.readme.read_text()
+    if args.write:
+        atomic_write_text(args.readme, [replace_blocks(text, blocks)])
+        print(f"wrote {len(blocks)} blocks into {args.readme}")
+        return 0
+    problems = check_blocks(text, blocks)
+    for name, lines in problems.items():
+        print(f"{args.readme}: block {name} differs from a fresh run:\n  " + "\n  ".join(lines))
+    print("README numbers agree with the runs" if not problems else f"{len(problems)} blocks differ")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""The README's demo numbers come from real runs and stay true (issue 24).
+
+The slow test reruns every offline demo through `scripts/readme_numbers.py --check` and fails where
+the README and a fresh run disagree; it also checks that `nliforge-train experiment=demo` prints the
+README's table."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nliforge.utils.readme_blocks import read_blocks
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "readme_numbers.py"
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("readme_numbers", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_demo_has_its_blocks_in_the_readme_and_they_are_filled():
+    blocks = read_blocks((ROOT / "README.md").read_text())
+    expected = {"train_demo.table", "train_demo.gaps", "measured.demo_times", "disco_demo.report",
+                *(f"{d}.stages" for d in _script().DEMOS if d != "train_demo")}
+    assert set(blocks) == expected
+    assert all(body.strip() for body in blocks.values()), [n for n, b in blocks.items() if not b.strip()]
+
+
+def test_stage_table_and_gaps_render_from_a_manifest_and_results():
+    module = _script()
+    manifest = {"stages": {"seeds": {"count_in": 6000, "count_out": 150, "drops": {"over the cap": 1350,
+                                                                                   "not above": 4500}},
+                           "generate": {"count_in": 750, "count_out": 750, "drops": {}}}}
+    assert module.stage_table(manifest).splitlines() == [
+        "| stage | in | out | drops |", "|---|---|---|---|",
+        "| seeds | 6000 | 150 | not above=4500, over the cap=1350 |", "| generate | 750 | 750 | - |"]
+    results = {"synthetic_test": {"acc": 0.688}, "synthetic_challenge_negation": {"acc": 0.23},
+               "synthetic_dev": {"acc": 0.7}}
+    assert module.challenge_gaps(results) == "Against its in-distribution test (68.8%), its challenge splits lose 45.8 points on negation."
+
+
+def test_an_unknown_demo_is_refused_before_anything_runs(tmp_path):
+    done = subprocess.run([sys.executable, str(SCRIPT), "--check", "--demos", "train_demo,nope", "--out",
+                           str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 2 and "unknown ['nope']" in done.stderr and not any(tmp_path.iterdir())
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_a_fresh_run_of_every_demo_gives_the_readme_numbers(tmp_path):
+    done = subprocess.run([sys.executable, str(SCRIPT), "--check", "--out", str(tmp_path)], capture_output=True,
+                          text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    printed = (tmp_path / "train_demo.log").read_text()
+    table = read_blocks((ROOT / "README.md").read_text())["train_demo.table"]
+    assert table.strip() in printed   # `make demo` prints the README's table
