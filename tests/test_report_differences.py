@@ -60,9 +60,11 @@ def _cfg(overrides: list[str]):
 def test_paired_interval_by_hand():
     # differences [1, 2, 6]: mean 3, sample sd sqrt(((1-3)^2 + (2-3)^2 + (6-3)^2) / 2) = sqrt(7),
     # half-width t_{0.975,2} * sqrt(7) / sqrt(3) = 4.303 * 1.5275 = 6.572
-    got = seed_difference(pd.Series([11.0, 12.0, 16.0], index=[0, 1, 2]), pd.Series([10.0, 10.0, 10.0], index=[2, 1, 0]))
+    got = seed_difference(pd.Series([11.0, 12.0, 16.0], index=[0, 1, 2]),
+                          pd.Series([10.0, 10.0, 10.0], index=[2, 1, 0]))
     assert got["test"] == "paired" and got["df"] == 2 and got["n"] == 3 and not got["few_seeds"]
     assert got["diff"] == pytest.approx(3.0)
+    assert T_975_DF2 * math.sqrt(7 / 3) == pytest.approx(6.572, abs=1e-3)
     assert got["ci_low"] == pytest.approx(3 - 6.572, abs=2e-3) and got["ci_high"] == pytest.approx(3 + 6.572, abs=2e-3)
 
 
@@ -83,6 +85,7 @@ def test_welch_interval_by_hand():
     assert got["test"] == "welch" and got["df"] == pytest.approx(6.0)
     assert (got["n"], got["n_baseline"], got["few_seeds"]) == (5, 3, False)
     assert got["diff"] == pytest.approx(9.5)
+    assert T_975_DF6 * math.sqrt(0.75) == pytest.approx(2.119, abs=1e-3)
     assert got["ci_low"] == pytest.approx(7.381, abs=2e-3) and got["ci_high"] == pytest.approx(11.619, abs=2e-3)
 
 
@@ -163,4 +166,6 @@ def test_errors_name_the_key_and_what_is_present(tmp_path):
     with pytest.raises(ValueError, match=r"bounds=\[1, 0\]: expected \[low, high\]"):
         report(_cfg([f"sweep={sweep}", "bounds=[1,0]"]))
     assert not (sweep / "report").exists()   # nothing written before the error
+    assert report(_cfg([f"sweep={sweep}", "baseline=mnli"]))["diff_csv"].is_file()
+    # a report without a baseline into the same folder removes the earlier differences, which it would contradict
     assert report(_cfg([f"sweep={sweep}"]))["diff"] is None and not (sweep / "report" / "report_diff.csv").exists()

@@ -88,6 +88,8 @@ def report(cfg: DictConfig) -> dict:
               "png": report_files.write_heatmap(summary, out / "report.png", title, scale)}
     if diff is not None:
         result["diff_csv"] = report_files.write_csv(diff, out / "report_diff.csv")
+    else:   # a report_diff.csv of an earlier run with a baseline would contradict this report.md
+        (out / "report_diff.csv").unlink(missing_ok=True)
     if cfg.get("wandb"):
         result["wandb_dir"] = report_files.log_wandb(summary, f"report-{sweep.name}", out,
                                                      str(cfg.get("wandb_project", "nliforge")))
