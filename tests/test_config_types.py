@@ -57,6 +57,8 @@ def test_report(tmp_path):
     sweep.mkdir()
     proc = run(["nliforge-report", f"sweep={sweep}", "ci=high"], tmp_path)
     assert_refused(proc, "ci='high': expected a number (the default is 0.95)", sweep / "report")
+    proc = run(["nliforge-report", f"sweep={sweep}", "bounds=high"], tmp_path)
+    assert_refused(proc, "bounds='high': expected a list", sweep / "report")
 
 
 def test_review(tmp_path):

@@ -55,7 +55,7 @@ def _in_domain_override() -> str:
 def test_numbers_marks_and_files(sweep):
     result = report(_cfg([f"sweep={sweep}", _in_domain_override()]))
     got = pd.read_csv(sweep / "report" / "report.csv").set_index(["train_id", "eval_set"])
-    assert list(got.columns) == ["mean", "std", "n", "ci_low", "ci_high", "best", "in_domain"]
+    assert list(got.columns) == ["mean", "std", "n", "ci_low", "ci_high", "few_seeds", "best", "in_domain"]
     assert len(got) == 9 and list(dict.fromkeys(got.index.get_level_values(0))) == list(ACC)
     for train_id, sets in ACC.items():
         for name, (a, b) in sets.items():
@@ -64,13 +64,16 @@ def test_numbers_marks_and_files(sweep):
             half = T_975_DF1 * std / math.sqrt(2)
             assert row["n"] == 2
             assert row["mean"] == pytest.approx(mean) and row["std"] == pytest.approx(std)
-            assert row["ci_low"] == pytest.approx(mean - half, abs=1e-4)
-            assert row["ci_high"] == pytest.approx(mean + half, abs=1e-4)
+            # issue 24: an accuracy's interval is clipped to [0, 1], and two seeds are flagged
+            assert row["ci_low"] == pytest.approx(max(mean - half, 0.0), abs=1e-4)
+            assert row["ci_high"] == pytest.approx(min(mean + half, 1.0), abs=1e-4)
+            assert bool(row["few_seeds"])
             assert bool(row["in_domain"]) == (name in IN_DOMAIN.get(train_id, []))
     # best per column, in-domain cells excluded: mnli+wanli has the top mnli_dev mean but it is in-domain
     assert set(got.index[got["best"]]) == {("wanli", "hans"), ("wanli", "anli"), ("wanli", "mnli_dev")}
     md = result["md"].read_text()
-    assert "| wanli | **72.0** ± 2.8" in md and "| mnli | 55.0 ± 7.1 [-8.5, 118.5] n=2" in md
+    assert "| wanli | **72.0** ± 2.8" in md and "| mnli | 55.0 ± 7.1 [0.0, 100.0] n=2‡ |" in md   # not [-8.5, 118.5]
+    assert "‡: fewer than 3 seeds" in md
     assert "92.0† ± 1.4" in md and "91.0† ± 1.4" in md
     assert result["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert result["png"].stat().st_size > 1000
@@ -83,7 +86,9 @@ def test_sets_select_and_order_columns_and_one_seed_has_no_interval(sweep, tmp_p
     summary = result["summary"]
     assert list(dict.fromkeys(summary["eval_set"])) == ["anli", "hans"]
     assert (summary["n"] == 1).all() and summary[["std", "ci_low", "ci_high"]].isna().all().all()
-    assert "| mnli | 30.0 n=1 |" in (tmp_path / "out" / "report.md").read_text()
+    assert "| mnli | 30.0 n=1‡ |" in (tmp_path / "out" / "report.md").read_text()
+    csv_rows = (tmp_path / "out" / "report.csv").read_text().splitlines()
+    assert csv_rows[1] == "mnli,anli,0.3,,1,,,True,False,False"   # a missing interval is empty, not "nan"
 
 
 def test_errors_name_the_folder_and_the_metric(tmp_path, sweep):

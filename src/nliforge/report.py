@@ -11,6 +11,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from nliforge.data.combine import ASCII_SYMBOL, SYMBOL
 from nliforge.evaluation import report_files
+from nliforge.evaluation.differences import difference_table
 from nliforge.evaluation.table import collect_metrics, find_run_dirs, summary_table
 from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 
@@ -30,16 +31,32 @@ def load_sweep(sweep: str | Path) -> pd.DataFrame:
     return metrics[~dup]
 
 
-def resolve_in_domain(in_domain: dict, train_ids) -> dict:
-    """Key the in-domain mapping by the sweep's train ids. A key may also be the ASCII form of an id
-    (`mnli_rep_wanli` for `mnli◇wanli`): Hydra's override grammar cannot spell '◇' in a dict key.
-    A key matching no id is an error, since a typo would silently drop a dagger."""
+def id_aliases(train_ids) -> dict[str, str]:
+    """Each train id and its ASCII form (`mnli_rep_wanli` for `mnli◇wanli`) -> the id: Hydra's
+    override grammar cannot spell '◇' in a dict key, and a shell user may not want to type it."""
     def ascii_id(tid: str) -> str:
         for mode, symbol in SYMBOL.items():
             tid = tid.replace(symbol, ASCII_SYMBOL[mode])
         return tid
 
-    alias = {name: tid for tid in train_ids for name in (tid, ascii_id(tid))}
+    return {name: tid for tid in train_ids for name in (tid, ascii_id(tid))}
+
+
+def resolve_baseline(baseline: str, train_ids) -> str:
+    """The sweep's train id that `baseline` (an id or its ASCII form) names; an error listing the
+    present ids otherwise."""
+    alias = id_aliases(train_ids)
+    if str(baseline) not in alias:
+        raise ValueError(f"baseline={baseline!r} is not a training set of the sweep; "
+                         f"present: {sorted(set(train_ids))}")
+    return alias[str(baseline)]
+
+
+def resolve_in_domain(in_domain: dict, train_ids) -> dict:
+    """Key the in-domain mapping by the sweep's train ids. A key may also be the ASCII form of an id
+    (`mnli_rep_wanli` for `mnli◇wanli`). A key matching no id is an error, since a typo would
+    silently drop a dagger."""
+    alias = id_aliases(train_ids)
     unknown = sorted(k for k in in_domain if str(k) not in alias)
     if unknown:
         raise ValueError(f"in_domain names training sets not in the sweep: {unknown}; "
@@ -48,21 +65,31 @@ def resolve_in_domain(in_domain: dict, train_ids) -> dict:
 
 
 def report(cfg: DictConfig) -> dict:
-    """Summarize the sweep and write report.md, report.csv, report.png (and a W&B table if asked).
-    Returns the output paths and the tidy summary."""
+    """Summarize the sweep and write report.md, report.csv, report.png (and a W&B table if asked);
+    with `baseline` also the differences to it (a second table in report.md, report_diff.csv).
+    Returns the output paths and the tidy tables ("summary", "diff")."""
     sweep = Path(str(cfg.sweep))
     out = Path(str(cfg.out)) if cfg.get("out") else sweep / "report"
     in_domain = OmegaConf.to_container(cfg.in_domain, resolve=True) if cfg.get("in_domain") else {}
+    bounds = list(cfg.bounds) if cfg.get("bounds") is not None else None
     metrics = load_sweep(sweep)
     in_domain = resolve_in_domain(in_domain, metrics["train_id"].unique())
-    summary = summary_table(metrics, str(cfg.metric), float(cfg.ci),
-                            list(cfg.sets) if cfg.get("sets") else None, in_domain)
-    scale, title = float(cfg.get("scale", 100)), f"{sweep.name}: {cfg.metric}"
+    sets, metric, ci = (list(cfg.sets) if cfg.get("sets") else None), str(cfg.metric), float(cfg.ci)
+    summary = summary_table(metrics, metric, ci, sets, in_domain, bounds)
+    diff = None
+    if cfg.get("baseline") is not None:
+        baseline = resolve_baseline(str(cfg.baseline), metrics["train_id"].unique())
+        diff = difference_table(metrics, baseline, metric, ci, sets, in_domain, bounds)
+    scale, title = float(cfg.get("scale", 100)), f"{sweep.name}: {metric}"
     out.mkdir(parents=True, exist_ok=True)
-    md = report_files.write_markdown(summary, out / "report.md", title, str(cfg.metric), float(cfg.ci), scale)
-    result = {"summary": summary, "md": md,
+    md = report_files.write_markdown(summary, out / "report.md", title, metric, ci, scale, diff)
+    result = {"summary": summary, "diff": diff, "md": md,
               "csv": report_files.write_csv(summary, out / "report.csv"),
               "png": report_files.write_heatmap(summary, out / "report.png", title, scale)}
+    if diff is not None:
+        result["diff_csv"] = report_files.write_csv(diff, out / "report_diff.csv")
+    else:   # a report_diff.csv of an earlier run with a baseline would contradict this report.md
+        (out / "report_diff.csv").unlink(missing_ok=True)
     if cfg.get("wandb"):
         result["wandb_dir"] = report_files.log_wandb(summary, f"report-{sweep.name}", out,
                                                      str(cfg.get("wandb_project", "nliforge")))

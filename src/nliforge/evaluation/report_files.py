@@ -1,5 +1,6 @@
 """Render the tidy summary of a sweep (evaluation.table.summary_table) as the report's files:
-Markdown in Table 3's layout, a tidy CSV, a heatmap PNG, and optionally one W&B table."""
+Markdown in Table 3's layout, a tidy CSV, a heatmap PNG, and optionally one W&B table; and the
+differences to a baseline (evaluation.differences) as a second Markdown table and report_diff.csv."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from nliforge.evaluation.differences import row_tests
 from nliforge.utils.atomic import atomic_write_text, save_figure
 
 DAGGER = "†"
+FEW = "‡"          # fewer than 3 seeds: the interval says little
+SIGNIFICANT = "*"  # a difference whose interval excludes 0
 
 
 def _pct(x: float, scale: float) -> str:
@@ -19,18 +23,32 @@ def _pct(x: float, scale: float) -> str:
 
 
 def format_cell(row: pd.Series, scale: float = 100.0) -> str:
-    """`**mean**† ± std [low, high] n=k`: bold when best, dagger when in-domain, no spread for n=1."""
+    """`**mean**† ± std [low, high] n=k‡`: bold when best, dagger when in-domain, double dagger when
+    n < 3, no spread for n=1."""
     mean = _pct(row["mean"], scale)
     text = (f"**{mean}**" if row["best"] else mean) + (DAGGER if row["in_domain"] else "")
     if row["n"] > 1:
         text += f" ± {_pct(row['std'], scale)} [{_pct(row['ci_low'], scale)}, {_pct(row['ci_high'], scale)}]"
-    return f"{text} n={int(row['n'])}"
+    return f"{text} n={int(row['n'])}" + (FEW if row["few_seeds"] else "")
 
 
-def markdown_table(summary: pd.DataFrame, scale: float = 100.0) -> str:
+def format_difference(row: pd.Series, scale: float = 100.0) -> str:
+    """`+d*† [low, high] n=k‡`: star when the interval excludes 0, interval left out when it cannot
+    be formed (a side with one seed); n is the pairs (paired) or `n vs n_baseline` (Welch)."""
+    text = f"{scale * row['diff']:+.1f}" + (SIGNIFICANT if row["significant"] else "")
+    text += DAGGER if row["in_domain"] else ""
+    if not math.isnan(row["ci_low"]):
+        text += f" [{scale * row['ci_low']:+.1f}, {scale * row['ci_high']:+.1f}]"
+    n = f"{int(row['n'])}" if row["test"] == "paired" else f"{int(row['n'])} vs {int(row['n_baseline'])}"
+    return f"{text} n={n}" + (FEW if row["few_seeds"] else "")
+
+
+def markdown_table(summary: pd.DataFrame, scale: float = 100.0, formatter=format_cell) -> str:
     """Rows training sets, columns eval sets (in the summary's order); empty cell where a training set
-    was not evaluated on a set."""
-    cells = summary.assign(cell=summary.apply(format_cell, axis=1, scale=scale))
+    was not evaluated on a set. `formatter` renders one tidy row (format_cell, format_difference)."""
+    if summary.empty:
+        return "(no cells)"
+    cells = summary.assign(cell=summary.apply(formatter, axis=1, scale=scale))
     grid = cells.pivot(index="train_id", columns="eval_set", values="cell")
     sets = list(dict.fromkeys(summary["eval_set"]))
     grid = grid.reindex(index=list(dict.fromkeys(summary["train_id"])), columns=sets).fillna("")
@@ -39,18 +57,38 @@ def markdown_table(summary: pd.DataFrame, scale: float = 100.0) -> str:
     return "\n".join(lines)
 
 
+def difference_caption(diff: pd.DataFrame, metric: str, ci: float, scale: float) -> str:
+    """What the differences table shows, and which test each row's intervals come from."""
+    baseline = diff["baseline"].iloc[0] if len(diff) else "the baseline"
+    per_row = "; ".join(f"{tid}: {test}" for tid, test in row_tests(diff).items())
+    return (f"Cells: training set − {baseline} in {metric} ×{scale:g}, mean over seeds "
+            f"[{ci:.0%} t-interval of the difference, clipped to the metric's range] n=seeds. "
+            f"Test per row: {per_row} (paired t on per-seed differences where both ran the same seeds, "
+            f"else Welch t with Welch–Satterthwaite df). {SIGNIFICANT}: the interval excludes 0. "
+            f"{DAGGER}: in-domain for that training set. {FEW}: fewer than 3 seeds (pairs, or the smaller "
+            f"side). No interval: a side has one seed.")
+
+
 def write_markdown(summary: pd.DataFrame, path: Path, title: str, metric: str, ci: float,
-                   scale: float = 100.0) -> Path:
-    """report.md: the table plus a legend saying what each mark means (a table must read alone)."""
-    legend = (f"Cells: mean ± std over seeds (sample std) [{ci:.0%} t-interval] n=seeds, "
-              f"{metric} ×{scale:g}. **Bold**: best mean per eval set among cells not in-domain. "
-              f"{DAGGER}: in-domain for that training set (not a challenge; excluded from best).")
-    atomic_write_text(path, [f"# {title}\n\n", markdown_table(summary, scale), "\n\n", legend, "\n"])
+                   scale: float = 100.0, diff: pd.DataFrame | None = None) -> Path:
+    """report.md: the table plus a legend saying what each mark means (a table must read alone), and
+    when a baseline was given the differences table with its caption."""
+    legend = (f"Cells: mean ± std over seeds (sample std) [{ci:.0%} t-interval, clipped to the metric's "
+              f"range] n=seeds, {metric} ×{scale:g}. **Bold**: best mean per eval set among cells not "
+              f"in-domain. {DAGGER}: in-domain for that training set (not a challenge; excluded from best). "
+              f"{FEW}: fewer than 3 seeds (the interval says little); n=1 has no interval.")
+    parts = [f"# {title}\n\n", markdown_table(summary, scale), "\n\n", legend, "\n"]
+    if diff is not None:
+        baseline = diff["baseline"].iloc[0] if len(diff) else "the baseline"
+        parts += [f"\n## Differences to {baseline}\n\n", markdown_table(diff, scale, format_difference),
+                  "\n\n", difference_caption(diff, metric, ci, scale), "\n"]
+    atomic_write_text(path, parts)
     return path
 
 
 def write_csv(summary: pd.DataFrame, path: Path) -> Path:
-    """report.csv, tidy: one row per (train_id, eval_set), raw units as in metrics.csv."""
+    """report.csv (or report_diff.csv), tidy: one row per (train_id, eval_set), raw units as in
+    metrics.csv; a missing interval is an empty field."""
     atomic_write_text(path, [summary.to_csv(index=False)])
     return path
 
@@ -70,7 +108,7 @@ def write_heatmap(summary: pd.DataFrame, path: Path, title: str, scale: float = 
     ax.set_xticks(range(len(cols)), cols, rotation=30, ha="right")
     ax.set_yticks(range(len(rows)), rows)
     for _, r in summary.iterrows():
-        text = _pct(r["mean"], scale) + (DAGGER if r["in_domain"] else "")
+        text = _pct(r["mean"], scale) + (DAGGER if r["in_domain"] else "") + (FEW if r["few_seeds"] else "")
         if not math.isnan(r["std"]):
             text += f"\n±{_pct(r['std'], scale)}"
         light = image.norm(scale * r["mean"]) > 0.6   # dark text on viridis' light (yellow) end

@@ -1,5 +1,9 @@
 """Collect the long-form metrics.csv files of several runs, and the tidy per-cell statistics
-(mean, sample std, t-interval, best, in-domain) behind the Table-3 style report."""
+(mean, sample std, t-interval, best, in-domain) behind the Table-3 style report.
+
+Intervals of a bounded metric are clipped to its range (issue 24: two seeds of an accuracy gave
+[-292.7, 342.7]); a t-interval from n < 3 seeds is that wide because t_{0.975,1} = 12.7, so such
+cells are flagged (`few_seeds`) rather than trusted."""
 
 from __future__ import annotations
 
@@ -20,6 +24,20 @@ def collect_metrics(run_dirs: Iterable[str | Path]) -> pd.DataFrame:
 
 
 SUITE_COLUMNS = ("train_id", "seed", "eval_set", "metric", "value")
+UNIT_METRICS = ("acc", "acc_cf", "delta_s")   # the suite's metrics that live in [0, 1] (and their averages)
+FEW_SEEDS = 3   # a cell from fewer seeds than this is flagged: its interval says little
+
+
+def metric_range(metric: str, bounds=None) -> tuple[float, float]:
+    """(low, high) a value of `metric` can take: `bounds` when given (the report's `bounds` key),
+    [0, 1] for the suite's accuracies and δs, else unbounded."""
+    if bounds is not None:
+        pair = list(bounds)
+        numbers = all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in pair)
+        if len(pair) != 2 or not numbers or not pair[0] < pair[1]:
+            raise ValueError(f"bounds={pair}: expected [low, high], two numbers with low < high")
+        return float(pair[0]), float(pair[1])
+    return (0.0, 1.0) if metric in UNIT_METRICS else (-np.inf, np.inf)
 
 
 def is_suite_metrics(path: Path) -> bool:
@@ -45,14 +63,9 @@ def find_run_dirs(sweep: str | Path) -> list[Path]:
     return sorted(dirs, key=natural)
 
 
-def summary_table(metrics: pd.DataFrame, metric: str = "acc", ci: float = 0.95, sets=None,
-                  in_domain: Mapping[str, Iterable[str]] | None = None) -> pd.DataFrame:
-    """Tidy rows (train_id, eval_set, mean, std, n, ci_low, ci_high, best, in_domain), raw units.
-
-    std is the sample std (ddof=1) over seeds, the one a Student-t interval mean ± t·std/√n is built
-    from; n=1 leaves std and the interval empty rather than pretending to a spread. `best` marks the
-    highest mean per eval set among cells not flagged in-domain, as Table 3 bolds excluding gray cells.
-    """
+def metric_rows(metrics: pd.DataFrame, metric: str, sets=None) -> tuple[pd.DataFrame, list[str]]:
+    """The rows of one metric on the chosen eval sets, and the eval sets in report order; errors name
+    the metric or the sets that are not in the sweep."""
     rows = metrics[metrics["metric"] == metric]
     if rows.empty:
         raise ValueError(f"no rows for metric {metric!r}; metrics present: {sorted(metrics['metric'].unique())}")
@@ -60,12 +73,26 @@ def summary_table(metrics: pd.DataFrame, metric: str = "acc", ci: float = 0.95, 
     missing = sorted(set(order) - set(rows["eval_set"]))
     if missing:
         raise ValueError(f"eval sets {missing} not in the sweep; present: {sorted(rows['eval_set'].unique())}")
-    rows = rows[rows["eval_set"].isin(order)]
+    return rows[rows["eval_set"].isin(order)], order
+
+
+def summary_table(metrics: pd.DataFrame, metric: str = "acc", ci: float = 0.95, sets=None,
+                  in_domain: Mapping[str, Iterable[str]] | None = None, bounds=None) -> pd.DataFrame:
+    """Tidy rows (train_id, eval_set, mean, std, n, ci_low, ci_high, few_seeds, best, in_domain), raw units.
+
+    std is the sample std (ddof=1) over seeds, the one a Student-t interval mean ± t·std/√n is built
+    from; n=1 leaves std and the interval empty rather than pretending to a spread. The interval is
+    clipped to the metric's range (`metric_range`); `few_seeds` flags n < 3. `best` marks the
+    highest mean per eval set among cells not flagged in-domain, as Table 3 bolds excluding gray cells.
+    """
+    rows, order = metric_rows(metrics, metric, sets)
+    low, high = metric_range(metric, bounds)
     stats = rows.groupby(["train_id", "eval_set"], sort=False)["value"].agg(
         mean="mean", std=lambda v: v.std(ddof=1), n="count").reset_index()
     half = stats["std"] / np.sqrt(stats["n"]) * t_dist.ppf((1 + ci) / 2, (stats["n"] - 1).clip(lower=1))
     half = half.where(stats["n"] > 1)
-    stats["ci_low"], stats["ci_high"] = stats["mean"] - half, stats["mean"] + half
+    stats["ci_low"], stats["ci_high"] = (stats["mean"] - half).clip(low, high), (stats["mean"] + half).clip(low, high)
+    stats["few_seeds"] = stats["n"] < FEW_SEEDS
     flagged = {(str(k), str(s)) for k, v in (in_domain or {}).items() for s in v}
     stats["in_domain"] = [(t, s) in flagged for t, s in zip(stats["train_id"], stats["eval_set"])]
     top = stats[~stats["in_domain"]].groupby("eval_set")["mean"].max()
@@ -75,4 +102,4 @@ def summary_table(metrics: pd.DataFrame, metric: str = "acc", ci: float = 0.95, 
     stats["train_id"] = pd.Categorical(stats["train_id"], categories=train_order, ordered=True)
     stats = stats.sort_values(["train_id", "eval_set"]).reset_index(drop=True)
     stats[["train_id", "eval_set"]] = stats[["train_id", "eval_set"]].astype(str)
-    return stats[["train_id", "eval_set", "mean", "std", "n", "ci_low", "ci_high", "best", "in_domain"]]
+    return stats[["train_id", "eval_set", "mean", "std", "n", "ci_low", "ci_high", "few_seeds", "best", "in_domain"]]

@@ -44,6 +44,8 @@ KNOWN: dict[str, type] = {   # by key pattern: settings whose default is null, o
     "data.train_sets.*.limit": int,
     "ckpt_path": str,
     "scale": float,             # nliforge-report: 100 by default, any number (1 keeps raw values)
+    "baseline": str,            # nliforge-report: a train_id to take differences to
+    "bounds": list,             # nliforge-report: [low, high] of the metric, to clip intervals to
 }
 _NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string", list: "a list",
           tuple: "a list", dict: "a mapping", type(None): "null"}
