@@ -26,7 +26,7 @@ from nliforge.review.cli import ACTIONS
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
 HYDRA_APPS = {"nliforge-train": "train", "nliforge-evaluate": "evaluate", "nliforge-generate": "generate",
-              "nliforge-review": "review", "nliforge-report": "report"}
+              "nliforge-review": "review", "nliforge-report": "report", "nliforge-publish": "publish"}
 # What each --help must name besides `usage:`: its actions (or subcommands) and main options.
 MUST_SHOW = {
     "nliforge-train": ["data/train_sets=", "data.combine=", "model=", "trainer=", "suite=", "ckpt_path="],
@@ -36,6 +36,7 @@ MUST_SHOW = {
     "nliforge-report": ["sweep=", "metric=", "in_domain="],
     "nliforge-analyze": ["stats", "partial-input", "word-label", "similarity", "data-map"],
     "nliforge-vllm": ["install", "start", "serve", "stop", "status"],
+    "nliforge-publish": ["run=", "repo_id=", "set=", "dry_run=", "card.license="],
 }
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "OMP_NUM_THREADS": "1",
        "WANDB_MODE": "disabled"}
@@ -127,6 +128,7 @@ def test_expected_refusals_are_one_line_errors_without_a_traceback(tmp_path):
         "train": [*_command("nliforge-train"), "model=pretrained", f"model.backbone.name_or_path={missing}",
                   f"hydra.run.dir={tmp_path / 'train_run'}", f"paths.cache_dir={tmp_path / 'cache'}"],
         "no_action": [*_command("nliforge-review")],
+        "publish": [*_command("nliforge-publish"), f"run={tmp_path / 'no_run'}", "repo_id=me/set"],
     }, tmp_path)
     _one_line_error(*got["serve"], "serve.host=0.0.0.0: refusing to serve the review page on '0.0.0.0' without "
                                    "a token")
@@ -136,6 +138,8 @@ def test_expected_refusals_are_one_line_errors_without_a_traceback(tmp_path):
     _one_line_error(*got["teacher"], f"teacher.model_dir='{missing}': no such folder")
     _one_line_error(*got["train"], f"model.backbone.name_or_path='{missing}': no such folder")
     assert not (tmp_path / "train_run" / "config.yaml").exists()
+    _one_line_error(*got["publish"], f"run={tmp_path / 'no_run'}: not a generation run folder")
+    assert not (tmp_path / "no_run").exists()
     code, stdout, stderr = got["no_action"]
     assert code == 2 and "Traceback" not in stderr and re.search(r"usage: nliforge-review \{serve\|", stderr)
     assert "nliforge-review --help" in stderr

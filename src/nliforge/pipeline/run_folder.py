@@ -5,7 +5,8 @@ Layout::
     <run>/config.yaml                 the resolved config of the run's first start
     <run>/stages/<stage>.jsonl        each stage's output rows (written atomically)
     <run>/stages/<stage>.drops.jsonl  one row per dropped item: uid and reason
-    <run>/manifest.json               versions, counts in/out and drop reasons per stage, ledger
+    <run>/manifest.json               versions (and the git commit of the code), counts in/out and drop
+                                      reasons per stage, ledger
     <run>/llm_cache.sqlite            answered requests (the runner's exactly-once cache)
 
 A folder is tied to one config: starting it again with an output-changing difference is refused,
@@ -15,9 +16,11 @@ naming the key, so two configs never mix in one dataset.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import json
 import platform
+import subprocess
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -77,6 +80,27 @@ def _get(obj: Any, dotted: str) -> Any:
     return obj
 
 
+@functools.lru_cache(maxsize=1)
+def source_commit() -> str | None:
+    """The git commit of the nliforge source this process runs (`<sha>-dirty` with uncommitted changes to
+    tracked files), or None when it does not run from a git checkout (an installed wheel). Recorded in
+    the manifest so a published set names the code that made it; asked once per process."""
+    root = Path(__file__).resolve().parents[3]
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=20)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    top = git("rev-parse", "--show-toplevel")
+    if not top or Path(top).resolve() != root:      # a site-packages inside some other repository
+        return None
+    head, changes = git("rev-parse", "HEAD"), git("status", "--porcelain", "--untracked-files=no")
+    return None if not head else head + ("-dirty" if changes else "")
+
+
 def versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
     for pkg in PACKAGES:
@@ -84,6 +108,9 @@ def versions() -> dict[str, str]:
             out[pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:
             pass
+    commit = source_commit()
+    if commit:
+        out["nliforge_commit"] = commit
     return out
 
 
