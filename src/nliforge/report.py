@@ -64,8 +64,9 @@ def report(cfg: DictConfig) -> dict:
               "csv": report_files.write_csv(summary, out / "report.csv"),
               "png": report_files.write_heatmap(summary, out / "report.png", title, scale)}
     if cfg.get("wandb"):
-        result["wandb_dir"] = report_files.log_wandb(summary, f"report-{sweep.name}", out,
-                                                     str(cfg.get("wandb_project", "nliforge")))
+        from nliforge.utils.wandb_log import log_report
+
+        result["wandb_dir"] = log_report(summary, metrics, cfg, sweep, out)
     log.info("report written to %s", out)
     return result
 
