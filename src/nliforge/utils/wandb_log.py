@@ -109,7 +109,7 @@ def log_training_run(loggers: Iterable, cfg: DictConfig, out: Path, results: Map
 
     out = Path(out)
     manifest = json.loads((out / "train_set.manifest.json").read_text(encoding="utf-8"))
-    files = [out / "train_set.manifest.json"] + ([out / "train_set.jsonl"] if (out / "train_set.jsonl").exists() else [])
+    files = [p for p in (out / "train_set.manifest.json", out / "train_set.jsonl") if p.exists()]
     use_dataset(run, f"trainset-{manifest['train_id_ascii']}", files, manifest)
     payload = {"suite/results": wandb.Table(dataframe=suite_table(results, manifest["train_id"], int(cfg.seed)))}
     dyn = cfg.callbacks.get("dynamics")
