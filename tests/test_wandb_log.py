@@ -195,3 +195,11 @@ def test_generate_composes_with_logger_wandb_and_defaults_to_csv(tmp_path):
     with open_dict(plain):
         plain.logger = None
     assert wandb_node(plain) is None
+
+
+def test_artifact_names_keep_combinations_apart():
+    from nliforge.utils.wandb_log import artifact_name
+
+    assert artifact_name("trainset-mnli+wanli") == "trainset-mnli_plus_wanli"
+    assert artifact_name("trainset-mnli_rep_wanli") == "trainset-mnli_rep_wanli"
+    assert artifact_name("generated-wanli-2026-01-01/12:00") == "generated-wanli-2026-01-01_12_00"

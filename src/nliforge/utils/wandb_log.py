@@ -39,8 +39,9 @@ def keep_files_in(out: Path) -> Path:
 
 
 def artifact_name(text: str) -> str:
-    """A W&B artifact name (letters, digits, '-', '_', '.') from an id such as `mnli◇wanli`."""
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "dataset"
+    """A W&B artifact name (letters, digits, '-', '_', '.') from an id such as `mnli+wanli` (`mnli_plus_wanli`;
+    `mnli◇wanli` arrives as its ASCII id `mnli_rep_wanli`)."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text.replace("+", "_plus_")).strip("_") or "dataset"
 
 
 def null_table(frame: pd.DataFrame):
