@@ -14,6 +14,7 @@ from nliforge.generation.types import GenerationError
 from nliforge.pipeline.engine import check_stage_list, run_stages, summary_table
 from nliforge.pipeline.run_folder import RunFolder
 from nliforge.pipeline.stand_in import resolve_generator
+from nliforge.pipeline.wandb_log import log_generation
 from nliforge.utils.atomic import atomic_write_text
 from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 
@@ -34,10 +35,11 @@ def generate(cfg: DictConfig) -> dict:
     manifest = run_stages(cfg, folder)
     data_stages = [st.name for st in stages if not st.side] or [stages[-1].name]
     last = data_stages[-1]                               # side stages (explain) report, they make no dataset
-    rows = folder.read_rows(last)
+    rows, final = folder.read_rows(last), None
     if rows and {"uid", "premise", "hypothesis", "label"} <= set(rows[0]):   # records, not prompts or reports
         atomic_write_text(Path(folder.root) / FINAL, (_record_line(r) for r in rows))
-        manifest = folder.update_manifest(final={"path": FINAL, "stage": last, "count": len(rows)})
+        manifest, final = folder.update_manifest(final={"path": FINAL, "stage": last, "count": len(rows)}), FINAL
+    log_generation(cfg, folder.root, manifest, rows, final)   # W&B, with logger=wandb only
     log.info("pipeline %s in %s\n%s%s", cfg.pipeline.name, folder.root, summary_table(manifest), _examples(rows))
     return manifest
 

@@ -23,6 +23,7 @@ from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 from nliforge.utils.instantiate import instantiate
 from nliforge.utils.model_folder import check_model_folder
 from nliforge.utils.run import build_loggers, close_loggers, evaluate_and_record, prepare_output_dir
+from nliforge.utils.wandb_log import log_training_run
 
 log = logging.getLogger("nliforge.train")
 
@@ -125,7 +126,7 @@ def train(cfg: DictConfig) -> dict:
                        pad_buckets=cfg.data.get("pad_buckets"))
     module = build_module(cfg, model, perm, list(val_sets), poe)
     compile_backbone(module, cfg.get("compile"))
-    loggers = build_loggers(cfg, f"{ts.train_id}-s{cfg.seed}", out)
+    loggers = build_loggers(cfg, f"{ts.train_id}-s{cfg.seed}", out, job_type="train")
     trainer = instantiate(cfg.trainer, "trainer", callbacks=build_callbacks(cfg), logger=loggers or False)
     check_distributed(cfg, trainer)
     try:
@@ -136,6 +137,7 @@ def train(cfg: DictConfig) -> dict:
         if cfg.get("save_model", True):
             save_backbone(module.model, tokenizer, out / "model")
         _summarize_dynamics(cfg)
+        log_training_run(loggers, cfg, out, results)   # W&B: tables, data map, training-set artifact
     finally:
         close_loggers(loggers)
     log.info("outputs in %s", out)

@@ -1,11 +1,10 @@
 """Render the tidy summary of a sweep (evaluation.table.summary_table) as the report's files:
-Markdown in Table 3's layout, a tidy CSV, a heatmap PNG, and optionally one W&B table; and the
-differences to a baseline (evaluation.differences) as a second Markdown table and report_diff.csv."""
+Markdown in Table 3's layout, a tidy CSV, a heatmap PNG (W&B: nliforge.utils.wandb_log.log_report),
+and the differences to a baseline (evaluation.differences) as a second Markdown table and report_diff.csv."""
 
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -118,15 +117,3 @@ def write_heatmap(summary: pd.DataFrame, path: Path, title: str, scale: float = 
     fig.tight_layout()
     return save_figure(fig, path, dpi=120)
 
-
-def log_wandb(summary: pd.DataFrame, name: str, out: Path, project: str = "nliforge") -> str:
-    """One W&B run named `name` holding the tidy table; always finished, so a failure cannot leave
-    a run open. Files go to $WANDB_DIR when set, else into the report folder. Returns the run dir."""
-    import wandb
-
-    run = wandb.init(project=project, name=name, job_type="report", dir=os.environ.get("WANDB_DIR", str(out)))
-    try:
-        run.log({"report": wandb.Table(dataframe=summary)})
-        return str(run.dir)
-    finally:
-        wandb.finish()

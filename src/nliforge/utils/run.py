@@ -34,8 +34,9 @@ def sweep_group() -> str | None:
     return Path(hc.sweep.dir).name if hc.mode == RunMode.MULTIRUN else None
 
 
-def build_loggers(cfg: DictConfig, run_name: str, out: Path) -> list:
-    """Lightning loggers from the `logger` group; W&B files are kept inside the run folder."""
+def build_loggers(cfg: DictConfig, run_name: str, out: Path, job_type: str | None = None) -> list:
+    """Lightning loggers from the `logger` group; W&B files are kept inside the run folder, and a W&B
+    run gets `job_type` (train, ...) so a sweep's group tells training runs from its report."""
     loggers = []
     for key, node in (cfg.get("logger") or {}).items():
         if node is None or "_target_" not in node:
@@ -46,7 +47,7 @@ def build_loggers(cfg: DictConfig, run_name: str, out: Path) -> list:
             for var in ("WANDB_CONFIG_DIR", "WANDB_CACHE_DIR"):
                 os.environ[var] = str(out / "wandb_files")
             Path(out / "wandb_files").mkdir(parents=True, exist_ok=True)
-            kwargs = {"name": run_name}
+            kwargs = {"name": run_name, **({"job_type": job_type} if job_type else {})}
             if node.get("group") is None and sweep_group():
                 kwargs["group"] = sweep_group()   # a multirun's jobs side by side in W&B
         logger = instantiate(node, f"logger.{key}", **kwargs)
