@@ -134,14 +134,19 @@ def confidence_stage(ctx: StageContext) -> StageOutput:
     return StageOutput(rows, drops, count_in=len(samples), extra={"label_consistency": consistency})
 
 
-@stage("zfilter", inputs=("classifier", "zaug_sample", "confidence"))
+@stage("zfilter", inputs=("classifier", "zaug_sample", "confidence", "input", "zfilter_seed"))
 def zfilter_stage(ctx: StageContext) -> StageOutput:
     """z-filter with the configured recipe; the biased features before/after go to zaug_report.md
     (with D0's biases in the samples before and after the confidence filter), and a before/after
-    plot per label to zaug_plots/bias_<label>.png."""
+    plot per label to zaug_plots/bias_<label>.png. In a pipeline with an `input` stage (pipeline=zfilter)
+    it filters that input instead, given the `zfilter_seed` set (`nliforge.pipeline.zfilter_set`)."""
     from nliforge.pipeline.zaug_report import biased_report, run_recipe
 
     s = ctx.settings
+    if "input" in ctx.cfg.pipeline.stages:
+        from nliforge.pipeline.zfilter_set import zfilter_input
+
+        return zfilter_input(ctx, zfilter_ties(s, "pipeline.zfilter"))
     d0 = [r for r in classifier_run(ctx.cfg).train_records() if r.label is not None]
     gen = [Record(**r) for r in ctx.rows("confidence") if r["meta"]["variant"] == str(s.variant)]
     samples = [Record(r["uid"], r["premise"], r["hypothesis"], r["label"])
