@@ -140,3 +140,29 @@ def test_parse_judge_answer():
     assert parse_judge_answer("\n**Contradiction**") == "contradiction"
     assert parse_judge_answer("Neutral") == "neutral"
     assert parse_judge_answer("Answer unclear") is None and parse_judge_answer("") is None
+
+
+def test_judge_action_writes_its_ledger_into_the_run_manifest(tmp_path, monkeypatch):
+    """`nliforge-review judge` records its ledger in <run>/manifest.json next to the generation stages'."""
+    from conftest import compose_config
+    from nliforge.data.jsonl import write_jsonl
+    from nliforge.pipeline.run_folder import RunFolder
+    from nliforge.review.cli import review
+
+    records = [Record(f"r{i}", f"Premise {i} about a red house.", f"Hypothesis {i} mentions a {i} dog.", None, "x")
+               for i in range(6)]
+    run = tmp_path / "gen_run"
+    write_jsonl(records, run / "dataset.jsonl")
+    RunFolder(run).update_manifest(ledger={"generate": {"sent": 3}})   # an earlier stage's entry stays
+    monkeypatch.setenv("NLIFORGE_TEST_JUDGE_KEY", "sk-test-judge")
+    with LocalOpenAIServer(latency_s=0.001, responder=judge_responder, api_key="sk-test-judge") as srv:
+        gen = generator("openai_completions", srv.base_url)
+        overrides = ["action=judge", f"run={run}", "generator=openai_completions", *(
+            f"generator.{k}={v}" for k, v in gen.items() if k not in ("runner", "kind", "chat")),
+            "generator.runner.progress=false", "generator.runner.backoff_base_s=0.01"]
+        cfg = compose_config("review", overrides, tmp_path / "out", tmp_path / "cache")
+        assert review(cfg)["judgements"] == len(records)
+        review(cfg)                                            # again: answered by the cache
+    ledger = RunFolder(run).manifest()["ledger"]
+    assert ledger["generate"] == {"sent": 3}
+    assert ledger["review_judge"]["sent"] == len(records) and ledger["review_judge"]["cached"] == len(records)

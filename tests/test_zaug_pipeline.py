@@ -50,6 +50,8 @@ def test_every_stage_counts_and_the_recipe_keeps_d0(zaug_run, classifier_run_dir
     assert zf["count_out"] + sum(zf["drops"].values()) == zf["count_in"]
     assert all(reason.startswith("zfilter:") for reason in zf["drops"])
     assert all(r.label in ("entailment", "neutral", "contradiction") for r in out)
+    ledger = manifest["ledger"]                                           # the sampling stage's ledger, per generator
+    assert {k: v["sent"] + v["cached"] for k, v in ledger.items()} == {"zaug_sample:ul": 40, "zaug_sample:mle": 40}
 
 
 def test_bias_report_in_table_12_form(zaug_run):

@@ -12,6 +12,7 @@ from omegaconf import DictConfig
 from nliforge.data.errors import NLIDataError
 from nliforge.generation.types import GenerationError
 from nliforge.pipeline.engine import check_stage_list, run_stages, summary_table
+from nliforge.pipeline.input_set import check_input
 from nliforge.pipeline.run_folder import RunFolder
 from nliforge.pipeline.stand_in import resolve_generator
 from nliforge.pipeline.wandb_log import log_generation
@@ -25,8 +26,12 @@ FINAL = "dataset.jsonl"
 def generate(cfg: DictConfig) -> dict:
     """Run (or resume) the pipeline; write <run>/dataset.jsonl from the last
     non-side stage; return the manifest."""
-    cfg = resolve_generator(cfg)                          # the chosen generator, or the demo's stand-in
+    cfg = check_input(resolve_generator(cfg))            # the chosen generator (or the stand-in); `input`
     stages = check_stage_list(list(cfg.pipeline.stages))  # fail before the folder gets any file
+    if (cfg.get("register") or {}).get("name"):
+        from nliforge.review.publish import check_train_set_name
+
+        check_train_set_name(str(cfg.register.name), "register.name")
     for noisy in ("httpx", "httpx2", "openai"):          # one INFO line per HTTP request otherwise
         logging.getLogger(noisy).setLevel(logging.WARNING)
     folder = RunFolder(cfg.paths.output_dir)
@@ -39,9 +44,27 @@ def generate(cfg: DictConfig) -> dict:
     if rows and {"uid", "premise", "hypothesis", "label"} <= set(rows[0]):   # records, not prompts or reports
         atomic_write_text(Path(folder.root) / FINAL, (_record_line(r) for r in rows))
         manifest, final = folder.update_manifest(final={"path": FINAL, "stage": last, "count": len(rows)}), FINAL
+        manifest = _register(cfg, folder) or manifest
+    elif (cfg.get("register") or {}).get("name"):
+        raise NLIDataError(f"register.name={cfg.register.name!r}: stage {last!r} made no records to register")
     log_generation(cfg, folder.root, manifest, rows, final)   # W&B, with logger=wandb only
     log.info("pipeline %s in %s\n%s%s", cfg.pipeline.name, folder.root, summary_table(manifest), _examples(rows))
     return manifest
+
+
+def _register(cfg: DictConfig, folder: RunFolder) -> dict | None:
+    """With `register.name`, make <run>/dataset.jsonl the training set data/train_sets=<name>."""
+    name = (cfg.get("register") or {}).get("name")
+    if not name:
+        return None
+    from nliforge.review.publish import register_train_set
+
+    conf = Path(cfg.register.dir) if cfg.register.get("dir") else Path(CONF_DIR)
+    target = register_train_set(str(name), Path(folder.root) / FINAL, conf, str(Path(folder.root).resolve()),
+                                tool=f"nliforge-generate pipeline={cfg.pipeline.name} register.name={name}",
+                                key="register.name")
+    log.info("registered %s: data/train_sets=[%s]", target, name)
+    return folder.update_manifest(registered={"train_set": str(name), "config": str(target)})
 
 
 def _examples(rows: list[dict], k: int = 3) -> str:

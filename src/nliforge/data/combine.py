@@ -24,11 +24,13 @@ def augment(sets: Sequence[Sequence[Record]]) -> list[Record]:
     return [rec for records in sets for rec in records]
 
 
-def replace(base: Sequence[Record], others: Sequence[Sequence[Record]], seed: int) -> list[Record]:
+def replace(base: Sequence[Record], others: Sequence[Sequence[Record]], seed: int,
+            salt: str = "replace") -> list[Record]:
     """A ◇ B: |B| randomly chosen examples of A are swapped for all of B, so the size stays |A|.
 
     With several B's, their union replaces as many examples of A. The kept part of A keeps its
-    order and the new examples follow, so the result is a pure function of (inputs, seed).
+    order and the new examples follow, so the result is a pure function of (inputs, seed, salt);
+    a nested ◇ (`combine_tree`) salts with its own id.
     """
     incoming = augment(others)
     if len(incoming) > len(base):
@@ -36,7 +38,7 @@ def replace(base: Sequence[Record], others: Sequence[Sequence[Record]], seed: in
             f"data.combine=replace: the replacing sets hold {len(incoming)} examples but the base set "
             f"only {len(base)}; A ◇ B needs |B| <= |A| (use data.combine=augment instead)"
         )
-    drop = set(_rng(seed, "replace").sample(range(len(base)), len(incoming)))
+    drop = set(_rng(seed, salt).sample(range(len(base)), len(incoming)))
     return [rec for i, rec in enumerate(base) if i not in drop] + list(incoming)
 
 

@@ -68,20 +68,40 @@ def _named_set(ctx: StageContext, name: str) -> list:
     return load_set(spec, "pipeline.disco_source.set", world, ctx.cfg.paths.cache_dir)
 
 
-@stage("disco_source", inputs=("classifier",))
+def _pool(ctx: StageContext) -> list[Record]:
+    """The pairs D^s is chosen from: `input=` (an earlier run's output, a file or a set), else the named
+    eval set `set`, else the classifier's training set; only `select=all` for the first two (no data map)."""
+    from nliforge.pipeline.input_set import INPUT_STAGE, input_records
+
+    s = ctx.settings
+    if INPUT_STAGE in ctx.cfg.pipeline.stages:
+        where, records = f"input={ctx.cfg.input}", input_records(ctx)
+    elif s.get("set"):
+        where, records = f"pipeline.disco_source.set={s.set!r}", _named_set(ctx, str(s.set))
+    else:
+        return [r for r in classifier_run(ctx.cfg).train_records() if r.label is not None]
+    if str(s.select) != "all":
+        raise NLIDataError(f"{where} has no data map: use pipeline.disco_source.select=all")
+    labeled = [r for r in records if r.label is not None]
+    if records and not labeled:
+        raise NLIDataError(f"{where}: no labeled pairs to flip (a WANLI run's dataset.jsonl is unlabeled until "
+                           "reviewed: give its review/reviewed.jsonl)")
+    return labeled
+
+
+@stage("disco_source", inputs=("classifier", "input"))
 def source_stage(ctx: StageContext) -> StageOutput:
     """D^s: the classifier's training pairs to perturb: the ambiguous part of the data map (variability
     strictly above the per-label `quantile`, as the cartography paper's top third), or all of them;
-    or (`set`) all pairs of a named eval set, for a held-out counterfactual test set."""
+    or (`set`) all pairs of a named eval set, for a held-out counterfactual test set; or (`input=`) all
+    labeled pairs of the input, e.g. a reviewed WANLI set."""
     from nliforge.generation.seeds import select_seeds
     from nliforge.pipeline.wanli import over_cap
 
     s = ctx.settings
     run = classifier_run(ctx.cfg)
-    pool = [r for r in (_named_set(ctx, str(s.set)) if s.get("set") else run.train_records()) if r.label is not None]
+    pool = _pool(ctx)
     by_uid = {r.uid: r for r in pool}
-    if s.get("set") and str(s.select) != "all":
-        raise NLIDataError(f"pipeline.disco_source.set={s.set!r} has no data map: use pipeline.disco_source.select=all")
     if str(s.select) == "ambiguous":
         per_label = select_seeds(run.metrics().loc[lambda m: m.index.isin(list(by_uid))], q=float(s.quantile))
         chosen = {u for uids in per_label.values() for u in uids}

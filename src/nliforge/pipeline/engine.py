@@ -21,7 +21,7 @@ def _load_stage_modules() -> None:
     """Import every pipeline module, which registers its stages in `STAGES` (`nliforge.pipeline.stages`);
     here rather than at the top so that importing the engine stays cheap."""
     from nliforge.pipeline import (  # noqa: F401  (registration on import)
-        disco, disco_augment, disco_report, longtext, shared_stages, wanli, zaug)
+        disco, disco_augment, disco_report, input_set, longtext, shared_stages, wanli, zaug, zfilter_set)
 
 
 def check_stage_list(names: Sequence[str]) -> list[Stage]:
@@ -35,16 +35,18 @@ def check_stage_list(names: Sequence[str]) -> list[Stage]:
 
 def run_stages(cfg: DictConfig, folder: RunFolder) -> dict:
     """Run (or skip, when current) each configured stage; returns the final manifest."""
-    stages = check_stage_list(list(cfg.pipeline.stages))
+    names = list(cfg.pipeline.stages)
+    stages = check_stage_list(names)
     for st in stages:
-        if folder.is_current(st.name, st.inputs):
+        inputs = [name for name in st.inputs if name in names]   # an optional input this pipeline lacks is none
+        if not st.rerun and folder.is_current(st.name, inputs):
             entry = folder.stage_entry(st.name)
             log.info("stage %-11s already done: %d -> %d (skipped)", st.name, entry["count_in"], entry["count_out"])
             continue
         log.info("stage %-11s running", st.name)
         start = time.perf_counter()
         out = st.run(StageContext(cfg, folder, st.name))
-        entry = folder.write_stage(st.name, out.rows, out.drops, out.count_in, st.inputs,
+        entry = folder.write_stage(st.name, out.rows, out.drops, out.count_in, inputs,
                                    time.perf_counter() - start, out.extra)
         log.info("stage %-11s %d -> %d  drops %s", st.name, entry["count_in"], entry["count_out"],
                  format_drops(entry["drops"]))

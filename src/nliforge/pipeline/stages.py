@@ -46,15 +46,17 @@ class Stage:
     inputs: tuple[str, ...]
     run: Callable[[StageContext], StageOutput]
     side: bool = False   # a report stage (e.g. explain): its rows are not the pipeline's dataset
+    rerun: bool = False  # run on every start (a cheap loading stage: a changed file reaches the stages after it)
 
 
 STAGES: dict[str, Stage] = {}
 
 
-def stage(name: str, inputs: Sequence[str] = (), side: bool = False) -> Callable:
-    """Register a stage function under `name`; `inputs` are the stages whose outputs it reads. A `side`
-    stage writes a report (files, one row per item); the final dataset comes from the last other stage."""
+def stage(name: str, inputs: Sequence[str] = (), side: bool = False, rerun: bool = False) -> Callable:
+    """Register a stage function under `name`; `inputs` are the stages whose outputs it may read (those
+    the pipeline runs count). A `side` stage writes a report (files, one row per item); the final dataset
+    comes from the last other stage. A `rerun` stage is never skipped."""
     def register(fn: Callable[[StageContext], StageOutput]) -> Callable:
-        STAGES[name] = Stage(name, tuple(inputs), fn, side)
+        STAGES[name] = Stage(name, tuple(inputs), fn, side, rerun)
         return fn
     return register

@@ -7,13 +7,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 from omegaconf import OmegaConf
 
-from nliforge.data.labels import LABELS
 from nliforge.data.records import Record
 from nliforge.generation.types import Failure, GenerationRequest, Sampling
-from nliforge.pipeline.shared_stages import CACHE_FILE, classifier_run, request_seed
+from nliforge.pipeline.shared_stages import CACHE_FILE, classifier_run, merge_ledger, request_seed
 from nliforge.pipeline.stages import StageContext, StageOutput, stage
 
 
@@ -83,7 +81,7 @@ def sample_stage(ctx: StageContext) -> StageOutput:
 
     s = ctx.settings
     sampling = Sampling.from_dict(OmegaConf.to_container(s.sampling, resolve=True))
-    rows, drops, total = [], [], 0
+    rows, drops, total, ledger = [], [], 0, {}
     cache = ResponseCache(ctx.folder.root / CACHE_FILE)
     try:
         for gen in generator_rows(ctx):
@@ -93,8 +91,9 @@ def sample_stage(ctx: StageContext) -> StageOutput:
                                       seed=request_seed(int(ctx.cfg.seed), gen["uid"], i))
                     for i in range(int(s.n_samples))]
             total += len(reqs)
-            results = run_requests(backend, reqs, cache, f"zaug_sample:{gen['uid']}",
-                                   RunnerSettings(progress=bool(s.get("progress", True))))
+            key = f"zaug_sample:{gen['uid']}"
+            results = run_requests(backend, reqs, cache, key, RunnerSettings(progress=bool(s.get("progress", True))))
+            ledger[key] = cache.ledger(key)
             for req in reqs:
                 res = results[req.uid]
                 parsed = None if isinstance(res, Failure) else parse_generated(res.texts[0])
@@ -105,6 +104,7 @@ def sample_stage(ctx: StageContext) -> StageOutput:
                              "hypothesis": parsed[2], "variant": gen["uid"], "sample": req.first_sample})
     finally:
         cache.close()
+    merge_ledger(ctx, ledger)   # one entry per generator: sampled, cached, tokens (a local model costs 0)
     return StageOutput(rows, drops, count_in=total)
 
 
@@ -112,36 +112,41 @@ def sample_stage(ctx: StageContext) -> StageOutput:
 def confidence_stage(ctx: StageContext) -> StageOutput:
     """Keep samples whose teacher probability of their own label exceeds τ; report, per variant,
     label consistency (how often the teacher's argmax is the generated label)."""
+    from nliforge.filtering.confidence import confidence_filter
+
     s = ctx.settings
     samples = ctx.rows("zaug_sample")
     probs = classifier_run(ctx.cfg).final_probs([(r["premise"], r["hypothesis"]) for r in samples],
                                                 int(s.batch_size), int(s.max_length), str(s.device))
-    own = np.array([LABELS.index(r["label"]) for r in samples], dtype=np.int64)
-    p_own = probs[np.arange(len(samples)), own] if samples else np.zeros(0)
-    agree = probs.argmax(-1) == own if samples else np.zeros(0, dtype=bool)
+    res = confidence_filter([r["label"] for r in samples], probs, float(s.tau))
     rows, drops, consistency = [], [], {}
     for variant in sorted({r["variant"] for r in samples}):
         idx = [i for i, r in enumerate(samples) if r["variant"] == variant]
-        consistency[variant] = {"samples": len(idx), "teacher_agrees": float(agree[idx].mean()),
-                                "above_tau": int((p_own[idx] > float(s.tau)).sum())}
+        consistency[variant] = {"samples": len(idx), "teacher_agrees": float(res.agree[idx].mean()),
+                                "above_tau": int(res.keep[idx].sum())}
     for i, r in enumerate(samples):
-        if p_own[i] <= float(s.tau):
+        if not res.keep[i]:
             drops.append((r["uid"], "below_tau"))
             continue
-        meta = {"variant": r["variant"], "sample": r["sample"], "teacher_p": float(p_own[i])}
+        meta = {"variant": r["variant"], "sample": r["sample"], "teacher_p": float(res.p_own[i])}
         rows.append(Record(r["uid"], r["premise"], r["hypothesis"], r["label"],
                            str(ctx.cfg.pipeline.source), meta).to_dict())
     return StageOutput(rows, drops, count_in=len(samples), extra={"label_consistency": consistency})
 
 
-@stage("zfilter", inputs=("classifier", "zaug_sample", "confidence"))
+@stage("zfilter", inputs=("classifier", "zaug_sample", "confidence", "input", "zfilter_seed"))
 def zfilter_stage(ctx: StageContext) -> StageOutput:
     """z-filter with the configured recipe; the biased features before/after go to zaug_report.md
     (with D0's biases in the samples before and after the confidence filter), and a before/after
-    plot per label to zaug_plots/bias_<label>.png."""
+    plot per label to zaug_plots/bias_<label>.png. In a pipeline with an `input` stage (pipeline=zfilter)
+    it filters that input instead, given the `zfilter_seed` set (`nliforge.pipeline.zfilter_set`)."""
     from nliforge.pipeline.zaug_report import biased_report, run_recipe
 
     s = ctx.settings
+    if "input" in ctx.cfg.pipeline.stages:
+        from nliforge.pipeline.zfilter_set import zfilter_input
+
+        return zfilter_input(ctx, zfilter_ties(s, "pipeline.zfilter"))
     d0 = [r for r in classifier_run(ctx.cfg).train_records() if r.label is not None]
     gen = [Record(**r) for r in ctx.rows("confidence") if r["meta"]["variant"] == str(s.variant)]
     samples = [Record(r["uid"], r["premise"], r["hypothesis"], r["label"])

@@ -15,6 +15,7 @@ from nliforge.data.records import Record
 from nliforge.utils.atomic import atomic_write_text
 
 log = logging.getLogger("nliforge.review")
+JUDGE_STAGE = "llm_judge"   # the judge's stage name in its cache (judge_cache.sqlite) and so in its ledger
 
 
 def review_dir(cfg: DictConfig) -> Path:
@@ -97,8 +98,23 @@ def judge_action(cfg: DictConfig) -> dict:
     records = load_items(cfg)
     review_dir(cfg).mkdir(parents=True, exist_ok=True)
     judgements = llm_judge_review(records, OmegaConf.to_container(cfg.generator, resolve=True),
-                                  review_dir(cfg) / "judge_cache.sqlite")
-    return _save_all(cfg, records, judgements)
+                                  review_dir(cfg) / "judge_cache.sqlite", stage=JUDGE_STAGE)
+    out = _save_all(cfg, records, judgements)
+    record_judge_ledger(cfg)
+    return out
+
+
+def record_judge_ledger(cfg: DictConfig) -> dict:
+    """The judge's ledger (requests sent and cached, tokens, cost, faults) into the run's manifest.json
+    under `ledger.review_judge`, next to the generation stages' entries, which are kept."""
+    from nliforge.generation.cache import ResponseCache
+    from nliforge.pipeline.run_folder import RunFolder
+
+    with ResponseCache(review_dir(cfg) / "judge_cache.sqlite") as cache:
+        entry = cache.ledger(JUDGE_STAGE)
+    folder = RunFolder(cfg.run)
+    folder.update_manifest(ledger={**folder.manifest().get("ledger", {}), "review_judge": entry})
+    return entry
 
 
 def _save_all(cfg: DictConfig, records: list[Record], judgements) -> dict:
