@@ -28,3 +28,40 @@ stamp() { echo "== [$((SECONDS - ${T0:-0})) s] $*"; }
 link_oracle() {
     if [ -n "${ORACLE:-}" ] && [ ! -e "$R/$1" ]; then ln -s "$(cd "$ORACLE" && pwd)" "$R/$1"; fi
 }
+
+# WANLI's review (issue 22): who labels the generated pairs. Only the stand-in for the people who review
+# WANLI's pairs may know the world's true labels, because people do; every other model is trained on the
+# base data only.
+#   annotator (default)  the annotators' stand-in: a classifier trained on the world's UNBIASED split
+#                        (it labels by the world's rules, as crowdworkers label by the language's)
+#   teacher              the pipeline's own task classifier (<run>/classifier), trained on D0 = the biased
+#                        base set: a reviewer that knows nothing the paper's set-up lacks
+# review_choice ARGS...: set REVIEW from a `review=annotator|teacher` argument of run.sh, else from the
+# REVIEW variable, else annotator; anything else stops the script with a one-line error.
+review_choice() {
+    local a
+    for a in "$@"; do
+        case "$a" in
+            review=*) REVIEW="${a#review=}" ;;
+            *) echo "$0: unknown argument '$a'; expected review=annotator or review=teacher" >&2; exit 2 ;;
+        esac
+    done
+    REVIEW="${REVIEW:-annotator}"
+    case "$REVIEW" in
+        annotator | teacher) ;;
+        *) echo "$0: review=$REVIEW; expected annotator (the people's stand-in, knows the true labels) or teacher (the task classifier trained on D0)" >&2
+           exit 2 ;;
+    esac
+}
+
+# reviewer_dir RUN ANNOTATOR_DIR: the model folder `nliforge-review teacher` uses under $REVIEW:
+# ANNOTATOR_DIR for annotator, RUN/classifier (the WANLI run's classifier on D0) for teacher.
+reviewer_dir() {
+    if [ "$REVIEW" = teacher ]; then echo "$1/classifier"; else echo "$2"; fi
+}
+
+# reviewer_id DIR: the annotator id `nliforge-review teacher` records for DIR (teacher:<real folder name>,
+# symlinks resolved, as the review code does), for `aggregate.reviewer=`.
+reviewer_id() {
+    echo "teacher:$(basename "$(cd "$1" && pwd -P)")"
+}

@@ -4,6 +4,10 @@
 # the annotators' stand-in reviews; then D0, a floor, D0 + W, D0 ◇ W and a ceiling, 3 seeds each.
 # Offline, 2 CPU cores: 38 min measured (one thread per process, cores shared with another run).
 #   bash experiments/real_lm/wanli_run.sh       # tables -> experiments/real_lm/wanli_table.md (+ .csv per seed)
+#   bash experiments/real_lm/wanli_run.sh review=teacher   # reviewer = the WANLI run's classifier on D0 (no
+#                                                # model that shapes W knows the true labels); tables -> wanli_table_review_teacher.md
+# review=annotator (the default; also REVIEW=...) reviews with the annotators' stand-in, trained on the
+# world's unbiased split: the one model here that knows the true labels, standing in for people (common.sh).
 # Scratch: $NLIFORGE_EXP (default /tmp/nliforge_exp/real_lm_wanli). Registers the gitignored
 # data/train_sets=[exp_real_lm_w] (conf/data/train_sets/exp_real_lm_w.yaml, pointing into the scratch).
 set -euo pipefail
@@ -11,18 +15,24 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../common.sh"
 # one thread per process: two CPU cores shared by several jobs lose far more to OpenMP oversubscription
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-scratch real_lm_wanli
+review_choice "$@"
+if [ "$REVIEW" = annotator ]; then SUFFIX=""; else SUFFIX="_review_$REVIEW"; fi
+scratch "real_lm_wanli$SUFFIX"
 rm -rf "$R/sweep"
 N_TRAIN="${N_TRAIN:-4000}"       # D0 = synthetic_biased pairs
 PER_LABEL="${PER_LABEL:-100}"    # seeds per intended label: 300 prompts x 5 samples = 1,500 generations
 EPOCHS="${EPOCHS:-5}"
 THRESHOLD="${THRESHOLD:-0.8}"    # the annotators' stand-in keeps a pair when p(argmax) >= this
 
-# ORACLE=<an nliforge-train folder of the same recipe> reuses one (e.g. zaug_run.sh's oracle scorer)
-link_oracle annotator
-stamp "1/5 the annotators' stand-in: the demo recipe on the UNBIASED world split (people know the true labels)"
-[ -f "$R/annotator/model/config.json" ] || nliforge-train experiment=demo 'data/train_sets=[synthetic]' seed=0 \
-    callbacks=none logger=none trainer.enable_progress_bar=false hydra.run.dir="$R/annotator"
+if [ "$REVIEW" = annotator ]; then
+    # ORACLE=<an nliforge-train folder of the same recipe> reuses one (e.g. zaug_run.sh's oracle scorer)
+    link_oracle annotator
+    stamp "1/5 the annotators' stand-in: the demo recipe on the UNBIASED world split (people know the true labels)"
+    [ -f "$R/annotator/model/config.json" ] || nliforge-train experiment=demo 'data/train_sets=[synthetic]' seed=0 \
+        callbacks=none logger=none trainer.enable_progress_bar=false hydra.run.dir="$R/annotator"
+else
+    stamp "1/5 review=teacher: no annotators' stand-in; the WANLI run's classifier on D0 reviews (step 3)"
+fi
 
 GEN=(pipeline=wanli experiment=demo world.n_train="$N_TRAIN" model.max_epochs=5 pipeline.seeds.max_per_label="$PER_LABEL"
      trainer.enable_progress_bar=false generator.runner.progress=false)
@@ -31,9 +41,11 @@ nliforge-generate "${GEN[@]}" generator=smollm2 hydra.run.dir="$R/wanli_smollm2"
 stamp "2b/5 the same with the demo's stand-in LM, for the per-stage drops only (it is trained on world pairs)"
 nliforge-generate "${GEN[@]}" hydra.run.dir="$R/wanli_standin"
 
-stamp "3/5 review by the annotators' stand-in -> data/train_sets=[exp_real_lm_w]"
-nliforge-review teacher run="$R/wanli_smollm2" teacher.model_dir="$R/annotator/model" teacher.threshold="$THRESHOLD"
-nliforge-review aggregate run="$R/wanli_smollm2" aggregate.mode=automatic aggregate.name=exp_real_lm_w
+REVIEWER=$(reviewer_dir "$R/wanli_smollm2" "$R/annotator")
+stamp "3/5 review=$REVIEW ($REVIEWER) -> data/train_sets=[exp_real_lm_w]"
+nliforge-review teacher run="$R/wanli_smollm2" teacher.model_dir="$REVIEWER" teacher.threshold="$THRESHOLD"
+nliforge-review aggregate run="$R/wanli_smollm2" aggregate.mode=automatic aggregate.name=exp_real_lm_w \
+    aggregate.reviewer="$(reviewer_id "$REVIEWER")"
 N_W=$(grep -c . "$R/wanli_smollm2/review/reviewed.jsonl")
 stamp "W = $N_W reviewed pairs"
 
@@ -51,5 +63,5 @@ nliforge-train -m 'data/train_sets=[synthetic_biased,synthetic]' data.train_sets
     world.n_train="$N_TRAIN" "${COMMON[@]}" hydra.sweep.dir="$R/sweep/5_ceiling"
 
 stamp "5/5 report"
-python "$HERE/wanli_table.py" --scratch "$R" --out "$HERE/wanli_table.md"
-stamp "done: $HERE/wanli_table.md"
+python "$HERE/wanli_table.py" --scratch "$R" --out "$HERE/wanli_table$SUFFIX.md"
+stamp "done: $HERE/wanli_table$SUFFIX.md"

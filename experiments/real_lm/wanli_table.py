@@ -96,6 +96,14 @@ def drop_table(real: dict, stand_in: dict) -> list[str]:
     return lines
 
 
+def reviewer_words(reviewer: str) -> str:
+    """The review report's reviewer id in words: `teacher:classifier` is the WANLI run's classifier on D0
+    (review=teacher); any other folder is the annotators' stand-in (review=annotator, common.sh)."""
+    if reviewer == "teacher:classifier":
+        return "the teacher (`review=teacher`: the WANLI run's classifier on D0)"
+    return f"the annotators' stand-in (`review=annotator`: `{reviewer}`, trained on the unbiased split)"
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scratch", type=Path, required=True)
@@ -105,11 +113,11 @@ def main(argv=None) -> None:
     m.to_csv(args.out.with_suffix(".csv"), index=False)
     review = json.loads((args.scratch / "wanli_smollm2" / "review" / "review_report.json").read_text())
     text = ["# WANLI with SmolLM2 on the biased world: accuracy (%), mean ± std over training seeds", "",
-            f"W = {review['kept']} pairs kept by the annotators' stand-in of {review['examples']} filtered generations.", "",
+            f"W = {review['kept']} pairs kept by {reviewer_words(review['reviewer'])} of {review['examples']} filtered generations.", "",
             *accuracy_table(m), "", "## Challenge mean: differences (points, 95% t interval over paired seeds) and gap closure", "",
             *closure_table(m), "", "## Per stage: SmolLM2's output vs the stand-in LM's", "",
             *drop_table(drops(args.scratch / "wanli_smollm2"), drops(args.scratch / "wanli_standin")), "",
-            "Per seed: `wanli_table.csv`."]
+            f"Per seed: `{args.out.with_suffix('.csv').name}`."]
     args.out.write_text("\n".join(text) + "\n")
     print(args.out.read_text())
 
