@@ -46,7 +46,7 @@ if [ "$PHASE" != confirm ]; then
     done
 fi
 if [ "$PHASE" != grid ]; then
-    measure preset_strong "0 1 2"                      # today's default world (s = 0.8), the anchor
+    measure preset_strong "0 1 2" world=strong         # = default.yaml (s = 0.8), the anchor
     measure preset_snli_calibrated "0 1 2" world=snli_calibrated
     measure preset_mnli_calibrated "0 1 2" world=mnli_calibrated
 fi
