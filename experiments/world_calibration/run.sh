@@ -3,8 +3,9 @@
 # different artifact strengths, scored on the in-distribution test of `train_biased` (see README.md).
 #   bash experiments/world_calibration/run.sh            # grid (1 seed) + presets and anchor (3 seeds)
 #   PHASE=grid bash experiments/world_calibration/run.sh # only the grid;  PHASE=confirm: only presets
-# One run (world build + 3 epochs on 6000 hypotheses + suite) took 28 s here on 2 shared CPU cores
-# (OMP_NUM_THREADS=1); the grid (5 runs) ~2.5 min, the confirmation (3 worlds x 3 seeds) ~4.5 min.
+# Measured here (2 CPU cores shared with other jobs, OMP_NUM_THREADS=1): one run (3 epochs on 6000
+# hypotheses + the suite) 26-42 s, a world build ~5 s; PHASE=grid (5 runs) 162 s, PHASE=confirm
+# (3 worlds x 3 seeds) 270 s; the whole script ~7 min.
 # Scratch in $NLIFORGE_EXP (default /tmp/nliforge_exp/world_calibration); results.csv and results.md
 # are written next to this script.
 set -euo pipefail
