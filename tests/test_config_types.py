@@ -96,7 +96,7 @@ def _options(group: str) -> list[str]:
 
 
 @pytest.mark.parametrize("name,group", [("train", g) for g in ("model", "trainer", "callbacks", "logger", "preset",
-                                                                "debug", "experiment", "data/train_sets")]
+                                                                "debug", "experiment", "data/train_sets", "world")]
                          + [("generate", "pipeline"), ("generate", "generator")])
 def test_every_option_passes_the_check(tmp_path, name, group):
     """Typed against the targets' signatures: a valid option is never refused."""

@@ -36,7 +36,8 @@ def test_roberta_large_is_table4_recipe(tmp_path):
             m["max_length"]) == (5, 1e-5, 32, 0.1, 0.06, 128)
 
 
-@pytest.mark.parametrize("group", ["trainer", "logger", "callbacks", "suite", "experiment", "debug", "preset"])
+@pytest.mark.parametrize("group", ["trainer", "logger", "callbacks", "suite", "experiment", "debug", "preset",
+                                   "world"])
 def test_every_option_of_group_composes(group, tmp_path):
     for option in _options(group):
         cfg = compose_config("train", [f"{group}={option}"], tmp_path, tmp_path)
