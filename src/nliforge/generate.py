@@ -16,6 +16,7 @@ from nliforge.pipeline.run_folder import RunFolder
 from nliforge.pipeline.stand_in import resolve_generator
 from nliforge.utils.atomic import atomic_write_text
 from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
+from nliforge.utils.run import configure_process
 
 log = logging.getLogger("nliforge.generate")
 FINAL = "dataset.jsonl"
@@ -25,6 +26,7 @@ def generate(cfg: DictConfig) -> dict:
     """Run (or resume) the pipeline; write <run>/dataset.jsonl from the last
     non-side stage; return the manifest."""
     cfg = resolve_generator(cfg)                          # the chosen generator, or the demo's stand-in
+    configure_process(cfg)                                # thread pools, progress lines
     stages = check_stage_list(list(cfg.pipeline.stages))  # fail before the folder gets any file
     for noisy in ("httpx", "httpx2", "openai"):          # one INFO line per HTTP request otherwise
         logging.getLogger(noisy).setLevel(logging.WARNING)
