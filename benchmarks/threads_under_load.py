@@ -7,7 +7,7 @@ the tokenizers' thread pools at the start of a run (nliforge.utils.threads). Thi
 `--load N` busy-loop processes (pure Python, unpinned) run for the whole measurement. Each contender
 is a fresh subprocess that sets its CPU affinity, sizes the pools, builds the tiny classifier
 (conf/model/tiny.yaml) and trains it with AdamW on fixed batches of synthetic pairs (batch 32,
-padded to the batch's longest); after `--warmup` steps it counts optimizer steps for `--seconds`:
+padded to the batch's longest), without OMP_NUM_THREADS in its environment; after `--warmup` steps it counts optimizer steps for `--seconds`:
 
 * ``affinity {0}, default``      the process may use core 0 only (a Slurm cgroup, taskset), and
                                  num_threads=null gives 1 thread.
@@ -91,8 +91,9 @@ def worker(affinity: list[int] | None, threads, warmup: int, seconds: float) -> 
 def run_contender(name: str, args) -> dict:
     affinity, threads = CONTENDERS[name]
     spec = json.dumps([sorted(affinity) if affinity else None, threads, args.warmup, args.seconds])
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "RAYON_NUM_THREADS")}
     out = subprocess.run([sys.executable, __file__, "--worker", spec], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, check=True)
+                         env={**env, "PYTHONPATH": str(ROOT / "src")}, check=True)  # no inherited thread count
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -85,7 +85,7 @@ def _hydra_main(cfg: DictConfig) -> None:
 
 def main() -> None:
     """Console script `nliforge-evaluate`."""
-    run_cli(_hydra_main, CONF_DIR)
+    run_cli(_hydra_main, CONF_DIR, quiet=True)
 
 
 if __name__ == "__main__":

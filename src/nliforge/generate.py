@@ -68,7 +68,7 @@ def _hydra_main(cfg: DictConfig) -> None:
 
 def main() -> None:
     """Console script `nliforge-generate`."""
-    run_cli(_hydra_main, CONF_DIR)
+    run_cli(_hydra_main, CONF_DIR, quiet=True)
 
 
 if __name__ == "__main__":

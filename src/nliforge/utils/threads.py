@@ -62,4 +62,21 @@ def set_num_threads(value=None, key: str = "num_threads") -> int:
     if n == 1:
         os.environ["TOKENIZERS_PARALLELISM"] = "false"
     log.debug("thread pools: %d (usable cores %d)", n, usable_cores())
+    warn_if_contended(n)
     return n
+
+
+def warn_if_contended(n: int, load: float | None = None) -> bool:
+    """One warning when `n` > 1 threads start while the 1-minute load average (other processes' runnable
+    threads) is already at least n: torch's threads then wait on each other across busy cores, ~10x slower
+    than one thread in benchmarks/README.md. Returns whether it warned."""
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except (AttributeError, OSError):
+            return False
+    if n <= 1 or load < n:
+        return False
+    log.warning("%d threads on a machine whose load average is %.1f: other processes compete for the cores; "
+                "num_threads=1 was ~10x faster in that case (benchmarks/README.md)", n, load)
+    return True
