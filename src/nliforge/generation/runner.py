@@ -15,12 +15,11 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 
-
 from nliforge.generation.cache import ResponseCache
 from nliforge.generation.ratelimit import RateLimiter
 from nliforge.generation.types import (Failure, GenerationError, GenerationRequest, RequestRejected,
-from nliforge.utils.progress import progress as progress_bar
                                        Response, RetryableError, cache_key)
+from nliforge.utils.progress import progress as progress_bar
 
 Result = Response | Failure
 
