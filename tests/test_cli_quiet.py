@@ -74,6 +74,19 @@ def test_hydra_errors_become_one_line_naming_the_closest_key():
     assert "\n" not in lines[3] and lines[3].startswith("Error parsing override 'data.batch_size'")
 
 
+def test_a_jsonl_set_without_its_file_names_the_key(tmp_path):
+    from nliforge.data.errors import NLIDataError
+    from nliforge.data.registry import load_set
+
+    spec = {"name": "jsonl", "loader": "jsonl", "path": "???", "num_classes": 3}
+    with pytest.raises(NLIDataError, match=r"^data\.train_sets\.jsonl\.path is not set: a jsonl set needs"):
+        load_set(spec, "data.train_sets.jsonl")
+    missing = tmp_path / "no.jsonl"
+    with pytest.raises(NLIDataError, match=rf"^data\.train_sets\.jsonl\.path='{missing}': file not found; expected"):
+        load_set({**spec, "path": str(missing)}, "data.train_sets.jsonl")
+
+
+@pytest.mark.slow   # five entry points at once: ~25 s alone, ~55 s with the cores shared
 def test_expected_mistakes_are_one_line_and_leave_no_run_folder(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"uid": "a", "premise": "p.", "hypothesis": "h.", "label": "entailment"}\n{bad\n')
