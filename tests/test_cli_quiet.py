@@ -19,6 +19,7 @@ from nliforge.utils.threads import warn_if_contended
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "OMP_NUM_THREADS": "1",
        "WANDB_MODE": "disabled", "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
 ENV.pop("HYDRA_FULL_ERROR", None)
+ENV.pop("HF_HUB_DISABLE_PROGRESS_BARS", None)
 
 
 def _run_all(commands: dict, cwd: Path) -> dict:
@@ -126,6 +127,8 @@ rank_zero_info("GPU available: False, used: False")
 rank_zero_info("💡 Tip: For seamless cloud logging and experiment tracking, try installing [litlogger]")
 warnings.warn("`isinstance(treespec, LeafSpec)` is deprecated, use something else", DeprecationWarning)
 warnings.warn("an unknown warning stays", UserWarning)
+from transformers.utils import logging as hf_logging
+print("hf bars", hf_logging.is_progress_bar_enabled())   # stderr is a pipe here: off
 """
 
 
@@ -139,6 +142,7 @@ def test_a_lightning_message_is_printed_once_and_the_tip_not_at_all():
     assert both.count("GPU available: False") == 1, both
     assert "litlogger" not in both and "LeafSpec" not in both
     assert "an unknown warning stays" in both
+    assert "hf bars False" in out.stdout
 
 
 def test_the_contention_warning_compares_load_and_threads(caplog):
