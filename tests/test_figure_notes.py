@@ -24,8 +24,10 @@ def _frame() -> pd.DataFrame:
                         index=pd.Index([f"u{i}" for i in range(10)], name="uid"))
 
 
-def test_region_labels_sit_at_the_median_of_each_regions_typical_third():
-    pos = region_label_positions(_frame())
+def test_region_labels_sit_at_the_median_of_each_regions_typical_points():
+    assert region_label_positions(_frame()) == {       # default: the most typical tenth, 1 point of 10 here
+        "ambiguous": (0.45, 0.50), "easy": (0.02, 0.95), "hard": (0.06, 0.05)}
+    pos = region_label_positions(_frame(), fraction=0.33)
     # floor(0.33 * 10) = 3 points per region, chosen as cartography.select_region does:
     # ambiguous = highest variability: u5 0.45, u4 0.40, u6 0.35 -> medians (0.40, conf of u4 u5 u6: 0.50)
     # hard = lowest confidence: u9 0.05, u8 0.10, u7 0.20 -> (var 0.06 0.08 0.12: 0.08, 0.10)
@@ -34,8 +36,8 @@ def test_region_labels_sit_at_the_median_of_each_regions_typical_third():
     assert pos["hard"] == (0.08, 0.10)
     assert pos["easy"] == (0.04, 0.90)
     moved = _frame().assign(confidence=lambda f: f["confidence"] * 0.5)   # a harder run: labels follow
-    assert region_label_positions(moved)["easy"] == (0.04, 0.45)
-    assert region_label_positions(_frame().iloc[:2]) == {}                # floor(0.33 * 2) = 0: no label
+    assert region_label_positions(moved, fraction=0.33)["easy"] == (0.04, 0.45)
+    assert region_label_positions(_frame().iloc[:9]) == {}                # floor(0.1 * 9) = 0: no label
 
 
 def _height(path) -> int:

@@ -20,7 +20,7 @@ from nliforge.utils.atomic import save_figure
 from nliforge.utils.figures import add_note
 
 MAX_POINTS = 25_000
-REGION_FRACTION = 0.33   # a region's label sits at the median point of its most typical third
+REGION_FRACTION = 0.1    # a region's label sits at the median point of its most typical tenth
 _REGION_NOTES = {  # region of cartography.select: (label, box colour)
     "ambiguous": ("ambiguous", "#fde0c5"),
     "easy": ("easy-to-learn", "#d4ecd0"),
