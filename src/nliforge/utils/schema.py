@@ -44,6 +44,7 @@ KNOWN: dict[str, type] = {   # by key pattern: settings whose default is null, o
     "data.train_sets.*.limit": int,
     "ckpt_path": str,
     "num_threads": int,         # null: the cores this process may use (nliforge.utils.threads)
+    "progress_every_s": float,  # 30 by default, any positive number of seconds
     "scale": float,             # nliforge-report: 100 by default, any number (1 keeps raw values)
 }
 _NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string", list: "a list",
