@@ -17,7 +17,7 @@ from nliforge.models.backbone import build_backbone
 from nliforge.models.classifier import NLIClassifier
 from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 from nliforge.utils.model_folder import check_model_folder
-from nliforge.utils.run import build_loggers, close_loggers, evaluate_and_record, prepare_output_dir
+from nliforge.utils.run import build_loggers, close_loggers, configure_process, evaluate_and_record, prepare_output_dir
 
 log = logging.getLogger("nliforge.evaluate")
 
@@ -56,6 +56,7 @@ def _check_model_setting(cfg: DictConfig) -> None:
 def evaluate(cfg: DictConfig) -> dict:
     """Load the model, run the suite on the configured accelerator, write metrics.csv. Returns results."""
     _check_model_setting(cfg)
+    configure_process(cfg)
     L.seed_everything(int(cfg.seed), workers=True)
     eval_sets = load_suite(cfg)
     out = prepare_output_dir(cfg)
@@ -84,7 +85,7 @@ def _hydra_main(cfg: DictConfig) -> None:
 
 def main() -> None:
     """Console script `nliforge-evaluate`."""
-    run_cli(_hydra_main, CONF_DIR)
+    run_cli(_hydra_main, CONF_DIR, quiet=True)
 
 
 if __name__ == "__main__":

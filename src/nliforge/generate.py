@@ -18,6 +18,7 @@ from nliforge.pipeline.stand_in import resolve_generator
 from nliforge.pipeline.wandb_log import log_generation
 from nliforge.utils.atomic import atomic_write_text
 from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
+from nliforge.utils.run import configure_process
 
 log = logging.getLogger("nliforge.generate")
 FINAL = "dataset.jsonl"
@@ -27,6 +28,7 @@ def generate(cfg: DictConfig) -> dict:
     """Run (or resume) the pipeline; write <run>/dataset.jsonl from the last
     non-side stage; return the manifest."""
     cfg = check_input(resolve_generator(cfg))            # the chosen generator (or the stand-in); `input`
+    configure_process(cfg)                                # thread pools, progress lines
     stages = check_stage_list(list(cfg.pipeline.stages))  # fail before the folder gets any file
     if (cfg.get("register") or {}).get("name"):
         from nliforge.review.publish import check_train_set_name
@@ -91,7 +93,7 @@ def _hydra_main(cfg: DictConfig) -> None:
 
 def main() -> None:
     """Console script `nliforge-generate`."""
-    run_cli(_hydra_main, CONF_DIR)
+    run_cli(_hydra_main, CONF_DIR, quiet=True)
 
 
 if __name__ == "__main__":

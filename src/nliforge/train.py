@@ -22,7 +22,8 @@ from nliforge.models.resume import RandomStateCallback, checkpoint_callbacks
 from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 from nliforge.utils.instantiate import instantiate
 from nliforge.utils.model_folder import check_model_folder
-from nliforge.utils.run import build_loggers, close_loggers, evaluate_and_record, prepare_output_dir
+from nliforge.utils.progress_callback import progress_callback_for
+from nliforge.utils.run import build_loggers, close_loggers, configure_process, evaluate_and_record, prepare_output_dir
 from nliforge.utils.wandb_log import log_training_run
 
 log = logging.getLogger("nliforge.train")
@@ -31,6 +32,9 @@ log = logging.getLogger("nliforge.train")
 def build_callbacks(cfg: DictConfig) -> list:
     """The `callbacks` group, plus the random state every checkpoint needs for an exact resume."""
     callbacks = [RandomStateCallback()]
+    line_progress = progress_callback_for(cfg.trainer, cfg.get("progress_every_s"))
+    if line_progress is not None:         # output to a file: a progress line every N seconds, not a bar
+        callbacks.append(line_progress)
     dyn = cfg.callbacks.get("dynamics")
     if dyn is not None and dyn.get("enabled", False):
         from nliforge.cartography import TrainingDynamicsCallback
@@ -103,6 +107,7 @@ def resolve_ckpt(cfg: DictConfig, out: Path) -> str | None:
 def train(cfg: DictConfig) -> dict:
     """Train, evaluate the suite, write metrics.csv, dynamics and the data map. Returns the results."""
     check_model_folder(cfg.model.get("backbone", {}).get("name_or_path"), "model.backbone.name_or_path")
+    configure_process(cfg)
     L.seed_everything(int(cfg.seed), workers=True)
     if cfg.model.get("kind") == "generator":
         raise NLIDataError("model: this is a Z-Aug generator config (kind: generator); nliforge-train needs a "
@@ -165,7 +170,7 @@ def _hydra_main(cfg: DictConfig) -> None:
 
 def main() -> None:
     """Console script `nliforge-train`."""
-    run_cli(_hydra_main, CONF_DIR)
+    run_cli(_hydra_main, CONF_DIR, quiet=True)
 
 
 if __name__ == "__main__":

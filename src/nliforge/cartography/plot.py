@@ -15,14 +15,17 @@ from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from nliforge.cartography.select import select_region
 from nliforge.utils.atomic import save_figure
+from nliforge.utils.figures import add_note
 
 MAX_POINTS = 25_000
-_REGION_NOTES = (  # (text, x, y in axes fraction, box colour)
-    ("ambiguous", 0.80, 0.55, "#fde0c5"),
-    ("easy-to-learn", 0.18, 0.93, "#d4ecd0"),
-    ("hard-to-learn", 0.18, 0.06, "#f6cfd2"),
-)
+REGION_FRACTION = 0.1    # a region's label sits at the median point of its most typical tenth
+_REGION_NOTES = {  # region of cartography.select: (label, box colour)
+    "ambiguous": ("ambiguous", "#fde0c5"),
+    "easy": ("easy-to-learn", "#d4ecd0"),
+    "hard": ("hard-to-learn", "#f6cfd2"),
+}
 
 
 def _subsample(frame: pd.DataFrame, max_points: int, seed: int) -> pd.DataFrame:
@@ -35,6 +38,19 @@ def _subsample(frame: pd.DataFrame, max_points: int, seed: int) -> pd.DataFrame:
     return frame.iloc[keep]
 
 
+def region_label_positions(frame: pd.DataFrame, fraction: float = REGION_FRACTION) -> dict[str, tuple[float, float]]:
+    """(variability, confidence) where each region's label goes: the median of the region's points as
+    cartography.select_region picks them (its most typical `fraction`), so the label sits on the points
+    it names wherever training put them; a region with no point gets no label."""
+    positions = {}
+    for region in _REGION_NOTES:
+        uids = select_region(frame, region, fraction)
+        if uids:
+            part = frame.loc[uids] if "uid" not in frame.columns else frame.set_index("uid").loc[uids]
+            positions[region] = (float(part["variability"].median()), float(part["confidence"].median()))
+    return positions
+
+
 def _scatter(ax, frame: pd.DataFrame) -> None:
     """Main panel: one colour and marker per correctness level, with a legend."""
     levels = np.sort(frame["correctness_frac"].dropna().unique())
@@ -45,9 +61,10 @@ def _scatter(ax, frame: pd.DataFrame) -> None:
         colour = palette(0.1 + 0.8 * (level if len(levels) > 1 else 1.0))
         ax.scatter(part["variability"], part["confidence"], s=9, alpha=0.6, color=colour,
                    marker=markers[i % len(markers)], linewidths=0, label=f"{level:.2f}")
-    for text, x, y, colour in _REGION_NOTES:
-        ax.text(x, y, text, transform=ax.transAxes, ha="center", va="center", fontsize=10,
-                bbox={"boxstyle": "round,pad=0.3", "facecolor": colour, "edgecolor": "grey"})
+    for region, (x, y) in region_label_positions(frame).items():
+        text, colour = _REGION_NOTES[region]
+        ax.text(x, y, text, ha="center", va="center", fontsize=10, alpha=0.9,
+                bbox={"boxstyle": "round,pad=0.3", "facecolor": colour, "edgecolor": "grey", "alpha": 0.85})
     ax.set_xlabel("variability")
     ax.set_ylabel("confidence")
     ax.set_ylim(-0.02, 1.02)
@@ -67,8 +84,9 @@ def _histograms(fig: Figure, grid, main_ax, frame: pd.DataFrame) -> None:
 
 
 def plot_data_map(df: pd.DataFrame, path: str | os.PathLike, title: str = "Data map",
-                  max_points: int = MAX_POINTS, seed: int = 0) -> Path:
-    """Draw the data map of a metrics frame to a PNG at ``path`` (written atomically).
+                  max_points: int = MAX_POINTS, seed: int = 0, note: str = "") -> Path:
+    """Draw the data map of a metrics frame to a PNG at ``path`` (written atomically); ``note`` is drawn
+    under the map (e.g. that the dynamics come from a stand-in model).
 
     Unlabeled rows (NaN confidence) are left out. Frames larger than ``max_points`` are
     subsampled deterministically; the histograms still use every labeled example.
@@ -95,6 +113,7 @@ def plot_data_map(df: pd.DataFrame, path: str | os.PathLike, title: str = "Data 
         corner.legend(handles, labels, title="correctness", loc="center", fontsize="x-small",
                       title_fontsize="small", markerscale=2, frameon=False, ncol=2 if len(handles) > 6 else 1)
     _histograms(fig, grid, main_ax, labeled)
-    note = f"{len(labeled)} examples" + (f", {len(shown)} shown" if len(shown) < len(labeled) else "")
-    fig.suptitle(f"{title} ({note})")
+    size = f"{len(labeled)} examples" + (f", {len(shown)} shown" if len(shown) < len(labeled) else "")
+    fig.suptitle(f"{title} ({size})")
+    add_note(fig, note)
     return save_figure(fig, path, close=False, bbox_inches="tight")  # a Figure of its own: pyplot never saw it

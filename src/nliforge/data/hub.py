@@ -11,11 +11,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tqdm.auto import tqdm
 
 from nliforge.data.errors import DatasetNotCachedError, NLIDataError
 from nliforge.data.labels import SOURCE_LABEL_MAPS, map_label
 from nliforge.data.records import Record
+from nliforge.utils.progress import progress as progress_bar
 
 # Known Hub sources: default path, fields and label map. A set's YAML may override any of these.
 HUB_SOURCES: dict[str, dict[str, Any]] = {
@@ -131,7 +131,7 @@ def columns_to_records(spec: Mapping[str, Any], where: str, columns: Mapping[str
     table = _label_table(label_map, where)
     split = meta.get("split", "")
     records = []
-    for i in tqdm(range(n), desc=f"load {spec['name']}", disable=n < 50_000, mininterval=2):
+    for i in progress_bar(range(n), desc=f"load {spec['name']}", disable=n < 50_000, mininterval=2):
         raw = cols["label"][i]
         if isinstance(raw, (list, tuple)):  # BIG-bench `targets`: the first target is the gold one
             raw = raw[0] if raw else None

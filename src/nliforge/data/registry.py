@@ -47,12 +47,16 @@ def load_set(spec: Mapping[str, Any], where: str, world: Mapping[str, Any] | Non
         raise NLIDataError(f"{where}: missing key 'name'")
     allowed = gold_labels_for(spec)
     if loader == "jsonl":
-        if not spec.get("path"):
-            raise NLIDataError(f"{where}.path: a jsonl set needs a file path")
+        if not spec.get("path") or spec["path"] == "???":
+            raise NLIDataError(f"{where}.path is not set: a jsonl set needs a JSONL file of records, e.g. "
+                               f"{where}.path=/path/to/train.jsonl")
         if spec.get("url") and not Path(str(spec["path"])).is_file():
             from nliforge.data.files import missing_file_error
 
             raise missing_file_error(spec, where, Path(str(spec["path"])))
+        if not Path(str(spec["path"])).is_file():
+            raise NLIDataError(f"{where}.path={spec['path']!r}: file not found; expected a JSONL file of records "
+                               "(one JSON object per line with uid, premise, hypothesis, label)")
         records = read_jsonl(spec["path"], allowed_labels=tuple(dict.fromkeys(LABELS + allowed)), allow_unlabeled=False)
     elif loader == "hub":
         from nliforge.data.hub import load_hub_records

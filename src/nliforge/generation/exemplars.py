@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from nliforge.data.errors import NLIDataError
+from nliforge.utils.progress import progress as progress_bar
 
 # Default score buffer: 2**26 float32 = 256 MiB, whatever the number of queries.
 SCORE_BUDGET = 1 << 26
@@ -41,7 +41,7 @@ def encode_cls(model, tokenizer, pairs: Sequence[tuple[str, str]], batch_size: i
     model.to(device).eval()
     out: np.ndarray | None = None
     try:
-        with tqdm(total=len(pairs), desc="encode [CLS]", unit="pair", disable=not progress) as bar:
+        with progress_bar(total=len(pairs), desc="encode [CLS]", unit="pair", disable=not progress) as bar:
             for start in range(0, len(order), batch_size):
                 idx = order[start:start + batch_size]
                 batch = tokenizer([pairs[i][0] for i in idx], [pairs[i][1] for i in idx], truncation=True,
@@ -116,7 +116,7 @@ def same_label_neighbours(emb: np.ndarray, labels: Sequence, queries: Sequence[i
     out_sim = np.full((n_q, k), np.nan, dtype=np.float32)
     skipped = np.zeros(n_q, dtype=bool)
     q_labels = labels[queries]
-    with tqdm(total=n_q, desc="neighbours", unit="query", disable=not progress) as bar:
+    with progress_bar(total=n_q, desc="neighbours", unit="query", disable=not progress) as bar:
         for label in np.unique(q_labels):
             rows = np.flatnonzero(q_labels == label)
             cand = np.flatnonzero(labels == label)

@@ -15,12 +15,11 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 
-from tqdm.auto import tqdm
-
 from nliforge.generation.cache import ResponseCache
 from nliforge.generation.ratelimit import RateLimiter
 from nliforge.generation.types import (Failure, GenerationError, GenerationRequest, RequestRejected,
                                        Response, RetryableError, cache_key)
+from nliforge.utils.progress import progress as progress_bar
 
 Result = Response | Failure
 
@@ -89,8 +88,8 @@ def run_requests(backend, requests: Sequence[GenerationRequest], cache: Response
     n_waiting = sum(1 for r in requests if keys[r.uid] in pending)
     cache.count(stage, "cached", len(requests) - n_waiting)
     cache.flush()  # one commit, so the count survives a kill before the first answer
-    bar = tqdm(total=len(requests), initial=len(requests) - n_waiting, desc=f"generate[{stage}]", unit="req",
-               disable=not settings.progress, mininterval=0.5, dynamic_ncols=True)
+    bar = progress_bar(total=len(requests), initial=len(requests) - n_waiting, desc=f"generate[{stage}]", unit="req",
+                       disable=not settings.progress, mininterval=0.5, dynamic_ncols=True)
     run = _Run(backend, cache, stage, settings, bar)
     try:
         if pending and _is_batch_backend(backend):

@@ -18,11 +18,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
-from tqdm.auto import tqdm
 from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
 from nliforge.models.tiny_tokenizer import train_causal_tokenizer
 from nliforge.utils.atomic import build_folder
+from nliforge.utils.progress import progress as progress_bar
 
 META_NAME = "nliforge_lm.json"
 LM_VERSION = 1  # bump when training changes, so folders trained by older code are not reused
@@ -142,7 +142,7 @@ def _train(model: GPT2LMHeadModel, stream: torch.Tensor, s: LMSettings, progress
     offsets = torch.arange(width)
     model.train()
     losses = []
-    bar = tqdm(range(s.steps), desc="train LM", disable=not progress, mininterval=1.0)
+    bar = progress_bar(range(s.steps), desc="train LM", disable=not progress, mininterval=1.0)
     for _ in bar:
         starts = torch.randint(0, stream.numel() - width + 1, (s.batch_size, 1), generator=gen)
         window = stream[starts + offsets]

@@ -112,9 +112,9 @@ def _module_probs(module, datamodule, records: Sequence[Record], progress: bool 
 
 
 def _collect(probs_of, batches: Iterable, total: int, progress: bool | None, desc: str) -> np.ndarray:
-    from tqdm.auto import tqdm
+    from nliforge.utils.progress import progress as progress_bar
 
     show = total >= 20 if progress is None else progress
-    out = [probs_of(batch).cpu() for batch in tqdm(batches, total=total, desc=desc, unit="batch", leave=False,
-                                                      disable=not show)]
+    out = [probs_of(batch).cpu() for batch in progress_bar(batches, total=total, desc=desc, unit="batch",
+                                                           leave=False, disable=not show)]
     return np.concatenate([p.numpy() for p in out]) if out else np.zeros((0, len(LABELS)), dtype=np.float32)

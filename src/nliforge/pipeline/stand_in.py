@@ -29,6 +29,15 @@ def generator_chosen(cfg: DictConfig) -> bool:
     return str(cfg.generator.get("kind")) != STAND_IN
 
 
+STAND_IN_FIGURE_NOTE = ("Made with the demo's stand-in generator, not a real LLM: it shows that the pipeline "
+                        "works, not what a real model does.")
+
+
+def stand_in_note(cfg: DictConfig) -> str:
+    """The note a figure of this run carries when its data came from the stand-in (else '')."""
+    return "" if generator_chosen(cfg) else STAND_IN_FIGURE_NOTE
+
+
 def resolve_generator(cfg: DictConfig) -> DictConfig:
     """The config with the stand-in applied (no generator chosen) or replaced by the chosen one."""
     stand_in = cfg.get(STAND_IN)

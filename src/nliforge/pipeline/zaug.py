@@ -13,6 +13,7 @@ from nliforge.data.records import Record
 from nliforge.generation.types import Failure, GenerationRequest, Sampling
 from nliforge.pipeline.shared_stages import CACHE_FILE, classifier_run, merge_ledger, request_seed
 from nliforge.pipeline.stages import StageContext, StageOutput, stage
+from nliforge.pipeline.stand_in import stand_in_note
 
 
 def zfilter_ties(settings, key: str) -> str:
@@ -155,6 +156,7 @@ def zfilter_stage(ctx: StageContext) -> StageOutput:
                                 ties=zfilter_ties(s, "pipeline.zfilter"))
     report = biased_report(d0, gen, kept, top=int(s.report_top), k=int(s.k),
                            out=Path(ctx.cfg.paths.output_dir) / "zaug_report.md", recipe=str(s.recipe),
-                           plots_dir=Path(ctx.cfg.paths.output_dir) / "zaug_plots", samples=samples)
+                           plots_dir=Path(ctx.cfg.paths.output_dir) / "zaug_plots", samples=samples,
+                           plot_note=stand_in_note(ctx.cfg))
     drops = [(r.uid, f"zfilter:{r.meta['zfilter']['feature']}") for r in rejected]
     return StageOutput([r.to_dict() for r in kept], drops, count_in=len(d0) + len(gen), extra=report)

@@ -138,7 +138,7 @@ def _generated_rates(d0: _ZTable, samples: Sequence[Record], gen: Counts,
 
 def biased_report(d0: Sequence[Record], gen: Sequence[Record], kept: Sequence[Record], top: int = 5,
                   k: int = 20, out: Path | None = None, recipe: str = "", plots_dir: Path | None = None,
-                  samples: Sequence[Record] | None = None) -> dict:
+                  samples: Sequence[Record] | None = None, plot_note: str = "") -> dict:
     """Top-`top` biased features per label (name, z) of D0, of D0 + the generations unfiltered, and
     of the filtered output; whether each of D0's top features is still in the output's top-k; and
     whether it is still significant (one-sided z test at family-wise α = 0.01, Bonferroni over every
@@ -170,17 +170,18 @@ def biased_report(d0: Sequence[Record], gen: Sequence[Record], kept: Sequence[Re
     if out is not None:
         atomic_write_text(out, [render_markdown(report)])
     if plots_dir is not None:
-        _plot_tables(before, after, plots_dir)
+        _plot_tables(before, after, plots_dir, plot_note)
     return report
 
 
-def write_bias_plots(d0: Sequence[Record], kept: Sequence[Record], out_dir: Path) -> list[Path]:
+def write_bias_plots(d0: Sequence[Record], kept: Sequence[Record], out_dir: Path, note: str = "") -> list[Path]:
     """`bias_<label>.png` per label: D0 and the filtered output side by side, Gardner-style (n against
-    p̂(label | feature)), each with its own Bonferroni significance curve (α = 0.01)."""
-    return _plot_tables(_z_table(d0), _z_table(kept), out_dir)
+    p̂(label | feature)), each with its own Bonferroni significance curve (α = 0.01); `note` is drawn on
+    each figure (a stand-in generator's output says so)."""
+    return _plot_tables(_z_table(d0), _z_table(kept), out_dir, note)
 
 
-def _plot_tables(before: _ZTable, after: _ZTable, out_dir: Path) -> list[Path]:
+def _plot_tables(before: _ZTable, after: _ZTable, out_dir: Path, note: str = "") -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -188,6 +189,7 @@ def _plot_tables(before: _ZTable, after: _ZTable, out_dir: Path) -> list[Path]:
 
     from nliforge.filtering.zstats import draw_word_label
     from nliforge.utils.atomic import save_figure
+    from nliforge.utils.figures import add_note
 
     paths = []
     for label in LABELS:
@@ -195,7 +197,8 @@ def _plot_tables(before: _ZTable, after: _ZTable, out_dir: Path) -> list[Path]:
         for ax, title, table in zip(axes, ("D0", "after z-filtering"), (before, after)):
             draw_word_label(ax, table.counts, label, table.threshold, names=table.names, annotate=3,
                             title=f"{title}: {table.size} examples")
-        paths.append(save_figure(fig, Path(out_dir) / f"bias_{label}.png", dpi=120))
+        add_note(fig, note)
+        paths.append(save_figure(fig, Path(out_dir) / f"bias_{label}.png", dpi=120, bbox_inches="tight"))
     return paths
 
 

@@ -24,6 +24,7 @@ from nliforge.generation.longtext_prompts import RELATIONS
 from nliforge.generation.types import Failure, GenerationRequest
 from nliforge.review.types import RUBRIC_CRITERIA, Judgement
 from nliforge.utils.atomic import atomic_write_text, save_figure
+from nliforge.utils.figures import add_note
 
 STAGE = "rubric"
 CRITERIA_TEXT = {
@@ -207,4 +208,5 @@ def write_rubric_report(table: pd.DataFrame, out_dir: str | Path, note: str = ""
     ax.set_title("Rubric scores per model")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    return md, save_figure(fig, out / "rubric.png", dpi=110)
+    add_note(fig, note)                     # a stand-in's scores say so on the PNG too
+    return md, save_figure(fig, out / "rubric.png", dpi=110, bbox_inches="tight")

@@ -10,12 +10,16 @@ folders to `hydra.searchpath` so Hydra composes from them.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+
+from omegaconf import OmegaConf
 
 from nliforge.data.errors import NLIDataError
 
@@ -93,26 +97,120 @@ def check_group_choices(args: Sequence[str], conf_dir: str | Path) -> None:
         for name in _NAME.findall(match["value"]):
             if name != "null" and name not in valid:
                 where = f" (from {', '.join(str(d) for d in dirs)})" if len(dirs) > 1 else ""
-                raise NLIDataError(f"{group}: unknown option {name!r}; valid choices: {', '.join(valid)}{where}")
+                raise NLIDataError(f"{group}: unknown option {name!r};{did_you_mean(name, valid)} valid choices: "
+                                   f"{', '.join(valid)}{where}")
 
 
-def run_cli(hydra_main: Callable[[], None], conf_dir: str | Path) -> None:
+def did_you_mean(name: str, choices: Sequence[str]) -> str:
+    """` did you mean 'x'?` when one choice is close to `name` (difflib's ratio >= 0.75), else ''."""
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.75)
+    return f" did you mean {close[0]!r}?" if close else ""
+
+
+def hydra_error_line(err: BaseException) -> str:
+    """One line for a Hydra composition or override error; an unknown key names the closest key there."""
+    cause = err.__cause__
+    key, parent = getattr(cause, "full_key", None), getattr(cause, "parent_node", None)
+    if key and parent is not None and "not in struct" in str(cause):
+        prefix, _, leaf = str(key).rpartition(".")
+        close = difflib.get_close_matches(leaf, [str(k) for k in parent.keys()], n=1, cutoff=0.75)
+        hint = f" did you mean {(prefix + '.' if prefix else '') + close[0]!r}?" if close else ""
+        return f"{key}: no such setting;{hint} (+{key}=... adds a new key)"
+    lines = [line.strip() for line in str(err).splitlines() if line.strip() and not line.startswith("See https")]
+    return "; ".join(lines)
+
+
+def app_groups(config_name: str, choices: Sequence[str], conf_dir: str | Path = CONF_DIR) -> list[str]:
+    """The config groups an entry point uses: those of its primary config's defaults list (a list
+    selection such as data/train_sets included) and every group chosen while composing (hydra/ excluded)."""
+    import yaml
+
+    path = Path(conf_dir) / f"{config_name}.yaml"
+    defaults = (yaml.safe_load(path.read_text()) or {}).get("defaults", []) if path.is_file() else []
+    named = [next(iter(d)) for d in defaults if isinstance(d, dict)] + list(choices)
+    groups = {re.sub(r"^(optional |override )+", "", str(n)).split("@")[0].strip() for n in named}
+    return sorted(g for g in groups if g and g != "hydra" and not g.startswith("hydra/"))
+
+
+def help_groups() -> str:
+    """`group: option, ...` for each group this entry point uses, from conf/ and every folder of
+    `hydra.searchpath`: the help templates' `${nliforge_groups:}` (Hydra's $APP_CONFIG_GROUPS lists every
+    group of conf/, e.g. generation-only ones under nliforge-train)."""
+    from hydra.core.hydra_config import HydraConfig
+
+    try:
+        hc = HydraConfig.get()
+    except ValueError:                       # composed outside @hydra.main: nothing to list
+        return ""
+    dirs = [Path(CONF_DIR)] + [Path(str(e).removeprefix("file://")) for e in hc.searchpath
+                               if not str(e).startswith("pkg://")]
+    lines = []
+    for group in app_groups(hc.job.config_name, list(hc.runtime.choices.keys())):
+        options = group_options(dirs, group)
+        if options:
+            lines.append(f"{group}: {', '.join(options)}")
+    return "\n".join(lines)
+
+
+def run_cli(hydra_main: Callable[[], None], conf_dir: str | Path, quiet: bool = False) -> None:
     """Add the user config folders to the search path, validate group choices, then hand over to
-    the Hydra entry point."""
+    the Hydra entry point. `quiet`: one line per Lightning message, no tips (nliforge.utils.quiet).
+
+    Hydra's own errors (an unknown key, a bad override) become one `error:` line, exit 2: Hydra is told to
+    raise them (HYDRA_FULL_ERROR) unless the user set that variable to see the full trace."""
+    from hydra.errors import HydraException
+
     try:
         sys.argv[1:] = with_user_config_path(sys.argv[1:])
         check_group_choices(sys.argv[1:], conf_dir)
     except NLIDataError as err:
         print(f"error: {err}", file=sys.stderr)
         raise SystemExit(2) from None
-    hydra_main()
+    if quiet:
+        from nliforge.utils.quiet import quiet_libraries
+
+        quiet_libraries()
+    user_full_error = os.environ.get("HYDRA_FULL_ERROR") == "1"
+    os.environ["HYDRA_FULL_ERROR"] = "1"
+    try:
+        hydra_main()
+    except HydraException as err:
+        if user_full_error:
+            raise
+        print(f"error: {hydra_error_line(err)}", file=sys.stderr)
+        raise SystemExit(2) from None
+    finally:
+        if not user_full_error:
+            os.environ.pop("HYDRA_FULL_ERROR", None)
 
 
 @contextmanager
 def one_line_errors(*errors: type[BaseException]):
-    """Report the listed user-facing errors as one `error: ...` line on stderr and exit 1 (no traceback wall)."""
+    """Report the listed user-facing errors as one `error: ...` line on stderr and exit 1 (no traceback
+    wall), removing the run folder when Hydra's own files are all it holds (see remove_unused_run_dir)."""
     try:
         yield
     except errors as err:
+        remove_unused_run_dir()
         print(f"error: {err}", file=sys.stderr)
         raise SystemExit(1) from None
+
+
+def remove_unused_run_dir() -> Path | None:
+    """Delete this Hydra job's output folder if it holds nothing but Hydra's `.hydra/` and the job's log
+    (a run refused before it wrote anything); a folder with any other file (a resumed run) is kept.
+    Returns the removed folder, or None."""
+    from hydra.core.hydra_config import HydraConfig
+
+    try:
+        hc = HydraConfig.get()
+    except ValueError:                       # not under @hydra.main (tests, library use)
+        return None
+    out = Path(hc.runtime.output_dir)
+    if not out.is_dir() or not {p.name for p in out.iterdir()} <= {".hydra", f"{hc.job.name}.log"}:
+        return None
+    shutil.rmtree(out, ignore_errors=True)
+    return out
+
+
+OmegaConf.register_new_resolver("nliforge_groups", help_groups, replace=True)   # conf/hydra/help/*.yaml

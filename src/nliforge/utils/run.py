@@ -14,6 +14,16 @@ from nliforge.utils.instantiate import instantiate
 log = logging.getLogger("nliforge")
 
 
+def configure_process(cfg: DictConfig) -> None:
+    """Once per run, before any work: size the thread pools (`num_threads`, null = the usable cores) and
+    set the seconds between progress lines when output goes to a file (`progress_every_s`)."""
+    from nliforge.utils.progress import set_interval
+    from nliforge.utils.threads import set_num_threads
+
+    set_num_threads(cfg.get("num_threads"))
+    set_interval(cfg.get("progress_every_s"))
+
+
 def prepare_output_dir(cfg: DictConfig) -> Path:
     """Create the run folder and save the resolved config in it (never any secret: keys come from env)."""
     out = Path(cfg.paths.output_dir)

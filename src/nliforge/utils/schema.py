@@ -43,6 +43,8 @@ KNOWN: dict[str, type] = {   # by key pattern: settings whose default is null, o
     "data.pad_buckets": list,
     "data.train_sets.*.limit": int,
     "ckpt_path": str,
+    "num_threads": int,         # null: the cores this process may use (nliforge.utils.threads)
+    "progress_every_s": float,  # 30 by default, any positive number of seconds
     "scale": float,             # nliforge-report: 100 by default, any number (1 keeps raw values)
     "baseline": str,            # nliforge-report: a train_id to take differences to
     "bounds": list,             # nliforge-report: [low, high] of the metric, to clip intervals to
