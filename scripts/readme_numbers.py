@@ -5,8 +5,8 @@
     python scripts/readme_numbers.py --check --runs R   # reuse run folders R/<demo> made earlier
     python scripts/readme_numbers.py --demos train_demo,wanli_demo --write
 
-The demos are deterministic on a given machine kind and thread count: the script runs them with
-`OMP_NUM_THREADS` (default 2, this project's machines) so that a check compares like with like.
+The demos are deterministic: `experiment=demo` pins `num_threads: 1`, so float reduction order does not
+depend on the machine's cores (a different thread count can move a number).
 Blocks are `<!-- numbers:NAME -->` in README.md (nliforge.utils.readme_blocks); wall times go to
 `measured.*` blocks, which are written and never checked."""
 
@@ -70,9 +70,9 @@ def render(name: str, run: Path) -> dict[str, str]:
     return blocks
 
 
-def run_demo(name: str, run: Path, threads: int) -> float:
+def run_demo(name: str, run: Path) -> float:
     """Run one demo into `run` (a fresh folder); its wall time in seconds. A failed demo stops everything."""
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "WANDB_MODE": "offline", "TOKENIZERS_PARALLELISM": "false"}
     log = run.parent / f"{name}.log"
     start = time.perf_counter()
@@ -90,11 +90,11 @@ def command(name: str) -> str:
     return " ".join([module.replace(".", "-"), *args])
 
 
-def times_block(seconds: dict[str, float], threads: int) -> str:
+def times_block(seconds: dict[str, float]) -> str:
     day = datetime.date.today().isoformat()
     rows = [f"| `{command(n)}` | {s:.0f} s |" for n, s in seconds.items()]
-    return "\n".join([f"Measured {day} by `scripts/readme_numbers.py` ({threads} threads, "
-                      f"{os.cpu_count()} cores; other jobs may have shared them):", "",
+    return "\n".join([f"Measured {day} by `scripts/readme_numbers.py` (1 thread, as the demos pin it; "
+                      f"{os.cpu_count()} cores, other jobs may have shared them):", "",
                       "| demo | wall |", "|---|---|", *rows])
 
 
@@ -106,7 +106,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--demos", default=",".join(DEMOS), help="comma-separated subset of " + ", ".join(DEMOS))
     ap.add_argument("--runs", type=Path, default=None, help="folder of earlier runs (<runs>/<demo>) to reuse")
     ap.add_argument("--out", type=Path, default=Path("outputs/readme_numbers"), help="where fresh runs go")
-    ap.add_argument("--threads", type=int, default=2, help="OMP_NUM_THREADS for the demos (default 2)")
     ap.add_argument("--readme", type=Path, default=ROOT / "README.md")
     args = ap.parse_args(argv)
     names = [n.strip() for n in args.demos.split(",") if n.strip()]
@@ -121,11 +120,11 @@ def main(argv: list[str] | None = None) -> int:
                 sys.exit(f"error: {run} exists; remove it or pass --runs {args.out} to reuse it")
             run.parent.mkdir(parents=True, exist_ok=True)
             print(f"running {name}: {command(name)} ...", flush=True)
-            seconds[name] = run_demo(name, run, args.threads)
+            seconds[name] = run_demo(name, run)
             print(f"  {seconds[name]:.0f} s", flush=True)
         blocks.update(render(name, run))
     if seconds and set(names) == set(DEMOS):
-        blocks["measured.demo_times"] = times_block(seconds, args.threads)
+        blocks["measured.demo_times"] = times_block(seconds)
     text = args.readme.read_text()
     if args.write:
         atomic_write_text(args.readme, [replace_blocks(text, blocks)])
