@@ -86,7 +86,7 @@ def test_unknown_name_is_refused_listing_the_user_options(user_conf, tmp_path):
     proc = run(["nliforge-train", f"hydra.searchpath=[file://{user_conf}]", "data/train_sets=[my_sett]",
                 f"hydra.run.dir={tmp_path / 'run'}"], tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "data/train_sets: unknown option 'my_sett'; valid choices:" in proc.stderr
+    assert "data/train_sets: unknown option 'my_sett'; did you mean 'my_set'? valid choices:" in proc.stderr
     assert "my_set," in proc.stderr and "synthetic_biased" in proc.stderr and str(user_conf) in proc.stderr
     assert not (tmp_path / "run").exists()
 
