@@ -3,8 +3,8 @@
     python experiments/real_lm/wanli_table.py --scratch /tmp/nliforge_exp/real_lm_wanli --out wanli_table.md
 
 1. Accuracy per row (D0, floor, D0 + W, D0 ◇ W, ceiling) and eval set, mean ± std over the seeds.
-2. The primary number, the mean over the three challenge splits: each row's paired difference to D0
-   and to the floor (paired by training seed, 95% t interval), and the gap closure
+2. The primary number, the mean over the three challenge splits: each row's difference to D0
+   and to the floor (nliforge-report's differences: paired by training seed, 95% t interval), and the gap closure
    (row − floor) / (ceiling − floor) per seed, mean ± std.
 3. Per stage of the generation run: what came in, what went out and why it was dropped, on SmolLM2's
    output and on the stand-in LM's.
@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 from collections import Counter
 from pathlib import Path
 
 import pandas as pd
-from scipy import stats
 
+from nliforge.evaluation.differences import seed_difference
 from nliforge.evaluation.table import collect_metrics, find_run_dirs
 from nliforge.pipeline.run_folder import RunFolder
 
@@ -41,12 +42,13 @@ def row_metrics(sweep: Path) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def interval(diffs: list[float], scale: float = 100.0) -> str:
-    m = statistics.mean(diffs)
-    if len(diffs) < 2:
-        return f"{scale * m:+.1f}"
-    half = stats.t.ppf(0.975, len(diffs) - 1) * statistics.stdev(diffs) / len(diffs) ** 0.5
-    return f"{scale * m:+.1f} [{scale * (m - half):+.1f}, {scale * (m + half):+.1f}]"
+def interval(values: pd.Series, base: pd.Series, scale: float = 100.0) -> str:
+    """values − base over seeds with its 95% t interval, as `nliforge-report baseline=` computes it
+    (evaluation.differences: paired by seed when both have the same seeds, Welch otherwise)."""
+    d = seed_difference(values, base)
+    if math.isnan(d["ci_low"]):
+        return f"{scale * d['diff']:+.1f}"
+    return f"{scale * d['diff']:+.1f} [{scale * d['ci_low']:+.1f}, {scale * d['ci_high']:+.1f}]"
 
 
 def accuracy_table(m: pd.DataFrame) -> list[str]:
@@ -66,8 +68,8 @@ def closure_table(m: pd.DataFrame) -> list[str]:
     floor, ceiling, d0 = ROWS["2_floor"], ROWS["5_ceiling"], ROWS["1_d0"]
     lines = ["| row | − D0 | − floor | gap closure (row − floor) / (ceiling − floor) |", "|---|---|---|---|"]
     for name in [r for r in ROWS.values() if r in cm.columns]:
-        vs_d0 = interval(list(cm[name] - cm[d0]))
-        vs_floor = interval(list(cm[name] - cm[floor])) if floor in cm else "–"
+        vs_d0 = interval(cm[name], cm[d0])
+        vs_floor = interval(cm[name], cm[floor]) if floor in cm else "–"
         if floor in cm and ceiling in cm:
             g = list((cm[name] - cm[floor]) / (cm[ceiling] - cm[floor]))
             gap = f"{statistics.mean(g):.2f} ± {statistics.stdev(g):.2f}" if len(g) > 1 else f"{g[0]:.2f}"

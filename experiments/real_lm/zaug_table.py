@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 from pathlib import Path
 
-from scipy import stats
+import pandas as pd
 
 from nliforge.data.labels import LABELS
+from nliforge.evaluation.differences import seed_difference
 from nliforge.data.records import Record
 from nliforge.pipeline.classifier import ClassifierRun
 from nliforge.pipeline.run_folder import RunFolder
@@ -62,15 +64,15 @@ def mean_sd(values: list[float], digits: int = 3) -> str:
 
 
 def paired_interval(a: list[float], b: list[float]) -> str:
-    """mean of a − b with a 95% t interval over the paired seeds."""
-    d = [x - y for x, y in zip(a, b) if x is not None and y is not None]
-    if not d:
+    """mean of a − b with a 95% t interval over the paired seeds, as `nliforge-report baseline=`
+    computes it (evaluation.differences.seed_difference)."""
+    pairs = [(x, y) for x, y in zip(a, b) if x is not None and y is not None]
+    if not pairs:
         return "–"
-    m = statistics.mean(d)
-    if len(d) < 2:
-        return f"{m:+.3f}"
-    half = stats.t.ppf(0.975, len(d) - 1) * statistics.stdev(d) / len(d) ** 0.5
-    return f"{m:+.3f} [{m - half:+.3f}, {m + half:+.3f}]"
+    d = seed_difference(pd.Series([x for x, _ in pairs]), pd.Series([y for _, y in pairs]))
+    if math.isnan(d["ci_low"]):
+        return f"{d['diff']:+.3f}"
+    return f"{d['diff']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
 
 
 def d0_row(d0: list[Record]) -> str:
