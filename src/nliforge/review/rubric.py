@@ -126,6 +126,11 @@ def parse_score(text: str) -> int | None:
     return numbers.pop() if len(numbers) == 1 and 1 <= next(iter(numbers)) <= 10 else None
 
 
+def _cut_in_a_number(res) -> bool:
+    """An answer stopped by max_tokens right after a digit: "... is 1" may be a cut "10", so not a score."""
+    return res.finish_reasons[0] == "length" and bool(re.search(r"\d\s*$", res.texts[0]))
+
+
 def _judge_requests(records: Sequence[Record], per_criterion: bool, chat: bool, samp, seed: int):
     """[(record index, criterion or None, request)]: one request per record, or one per record and criterion."""
     out = []
@@ -142,9 +147,10 @@ def _judge_requests(records: Sequence[Record], per_criterion: bool, chat: bool, 
 def judge_rubric(records: Sequence[Record], generator_cfg: Mapping, cache_path: str | Path, seed: int = 0,
                  sampling: Mapping | None = None, stage: str = STAGE, per_criterion: bool = False) -> list[Judgement]:
     """One Judgement (source llm_judge, label = the intended label) per record, scores in `rubric`; with
-    `per_criterion` the judge is asked each criterion in its own call (max_tokens 8 unless set)."""
+    `per_criterion` the judge is asked each criterion in its own call (max_tokens 24 unless set); an
+    answer cut by max_tokens right after a digit leaves the record unscored (`cut_off_after_a_number`)."""
     chat = bool(generator_cfg.get("chat", False))
-    base = {**DEFAULT_SAMPLING, **({"max_tokens": 8} if per_criterion else {}), **dict(sampling or {})}
+    base = {**DEFAULT_SAMPLING, **({"max_tokens": 24} if per_criterion else {}), **dict(sampling or {})}
     plan = _judge_requests(records, per_criterion, chat, sampling_from(base), seed)
     results, _, ident = answer_requests(generator_cfg, [req for _, _, req in plan], cache_path, stage)
     annotator = f"llm_judge:{ident['model']}"
@@ -155,6 +161,8 @@ def judge_rubric(records: Sequence[Record], generator_cfg: Mapping, cache_path: 
         if isinstance(res, Failure):
             failed.setdefault(i, f"request_failed:{res.kind}")
         texts.setdefault(i, {})[crit] = "" if isinstance(res, Failure) else res.texts[0]
+        if per_criterion and not isinstance(res, Failure) and _cut_in_a_number(res):
+            failed.setdefault(i, "cut_off_after_a_number")
     out = []
     for i, rec in enumerate(records):
         answers = texts[i]
