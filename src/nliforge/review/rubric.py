@@ -176,7 +176,7 @@ def judge_rubric(records: Sequence[Record], generator_cfg: Mapping, cache_path: 
         why = failed.get(i) or ("unparseable" if scores is None else None)
         out.append(Judgement(rec.uid, annotator, record_label(rec), rec.premise, rec.hypothesis, source="llm_judge",
                              rubric=None if why else scores,
-                             extra={"rubric_error": why, "answer": text[:1000]} if why else {}))
+                             extra={"rubric_error": why, "answer": text if per_criterion else text[:1000]} if why else {}))
     return out
 
 
