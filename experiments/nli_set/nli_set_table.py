@@ -16,7 +16,7 @@ from pathlib import Path
 from scipy.stats import binomtest
 
 from nliforge.filtering.longtext import LongTextRules, check_longtext
-from nliforge.generation.longtext_prompts import LABEL_TERMS
+from nliforge.generation.longtext_prompts import LABEL_TERMS, LABELS
 from nliforge.review.rubric import parse_score
 from nliforge.review.types import RUBRIC_CRITERIA
 from nliforge.utils.atomic import atomic_write_text
@@ -141,7 +141,7 @@ def explain(run: Path) -> list[str]:
            f"{man['extra']['method']} attributions, inputs {man['extra']['max_length']} tokens ({man['extra']['long_inputs']}).",
            "", "| uid | generator | intended | predicted | p(e, n, c) | files |", "|---|---|---|---|---|---|"]
     for r in ex:
-        probs = ", ".join(f"{v:.2f}" for v in r["probs"].values())
+        probs = ", ".join(f"{r['probs'][lab]:.2f}" for lab in LABELS)   # the JSONL's keys are sorted: name them
         out.append(f"| {r['uid']} | {r['model']} | {r['intended_label']} | {r['predicted_label']} | {probs} | "
                    + ", ".join([r["html"], *r["pngs"]]) + " |")
     files = sorted(p.relative_to(run) for p in (run / "explain" / "attributions").rglob("*") if p.is_file())
