@@ -80,7 +80,8 @@ def test_each_generator_may_override_the_stage_sampling(tmp_path, world_cache):
         with open_dict(cfg):
             base = {"kind": "openai_chat", "model": "m", "base_url": srv.base_url, "api_key_env": None, "chat": True,
                     "runner": {"progress": False}}
-            cfg.pipeline.generators = [{**base, "name": "hot"}, {**base, "name": "cool", "sampling": {"temperature": 0.3}}]
+            cool = {**base, "name": "cool", "sampling": {"temperature": 0.3}}
+            cfg.pipeline.generators = [{**base, "name": "hot"}, cool]
         generate(cfg)
     rows = [json.loads(x) for x in (tmp_path / "run" / "stages" / "longtext_generate.jsonl").read_text().splitlines()]
     seen = {(r["generator"], r["text"]) for r in rows}

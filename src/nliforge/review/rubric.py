@@ -174,9 +174,10 @@ def judge_rubric(records: Sequence[Record], generator_cfg: Mapping, cache_path: 
             text = answers[None]
             scores = parse_rubric(text)
         why = failed.get(i) or ("unparseable" if scores is None else None)
+        kept = text if per_criterion else text[:1000]   # 8 short answers are kept whole (a cut breaks the JSON)
         out.append(Judgement(rec.uid, annotator, record_label(rec), rec.premise, rec.hypothesis, source="llm_judge",
                              rubric=None if why else scores,
-                             extra={"rubric_error": why, "answer": text if per_criterion else text[:1000]} if why else {}))
+                             extra={"rubric_error": why, "answer": kept} if why else {}))
     return out
 
 
