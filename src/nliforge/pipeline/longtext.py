@@ -93,8 +93,9 @@ def longtext_prompts_stage(ctx: StageContext) -> StageOutput:
 
 
 def _requests(prompts: list[dict], gen: Mapping, ctx: StageContext) -> list[GenerationRequest]:
-    """One request per prompt; the sampling seed also depends on the generator's name."""
-    sampling = sampling_from(ctx.settings.get("sampling"))
+    """One request per prompt; the sampling seed also depends on the generator's name. A generator node's
+    own `sampling` keys (e.g. another temperature) override the stage's `sampling` for that generator."""
+    sampling = sampling_from({**plain(ctx.settings.get("sampling")), **plain(gen.get("sampling"))})
     chat, name, seed = bool(gen.get("chat", False)), gen["name"], int(ctx.cfg.seed)
     return [GenerationRequest(uid=f"{p['uid']}:{name}", prompt=p["prompt"], sampling=sampling,
                               messages=tuple(p["messages"]) if chat else None,
@@ -172,7 +173,8 @@ def rubric_stage(ctx: StageContext) -> StageOutput:
         raise NLIDataError("pipeline.rubric.judge: give a generator node (kind, model, base_url, ...) for the judge")
     with served_by(ctx.cfg, rubric_responder) as url:
         judgements = judge_rubric(records, pointed_at(judge, url), ctx.folder.root / CACHE_FILE,
-                                  seed=int(ctx.cfg.seed), sampling=ctx.settings.get("sampling"))
+                                  seed=int(ctx.cfg.seed), sampling=ctx.settings.get("sampling"),
+                                  per_criterion=bool(ctx.settings.get("per_criterion", False)))
     table = rubric_table(records, judgements, validated_counts(ctx.rows("longtext_generate"), records))
     write_rubric_report(table, ctx.folder.root, note=STAND_IN_NOTE if ctx.cfg.pipeline.get("local_server") else "")
     atomic_write_text(ctx.folder.root / "rubric_judgements.jsonl", (j.to_json() + "\n" for j in judgements))

@@ -5,6 +5,11 @@ instruction-following rate (`rubric_table`); and its report, `rubric.md` and `ru
 The judge is asked for strict `criterion: score` lines; the parser also accepts a JSON object and
 `Criterion Name - 7/10` lines. An answer without all eight integer scores in 1-10 leaves that
 record unscored (the Judgement's `rubric` is None, its `extra` says why), counted in the table.
+
+Small judges (SmolLM2-135M) do not keep an eight-line format: they answer in prose. With
+`per_criterion=True` the judge gets one short call per criterion and answers one number
+(`parse_score`: the only whole number 1-10 left after scale phrases such as "1 to 10" or "out of
+10"; none or two different ones leave the criterion, and so the record, unscored).
 """
 
 from __future__ import annotations
@@ -102,26 +107,78 @@ def _as_score(value: object) -> int | None:
     return value if isinstance(value, int) and 1 <= value <= 10 else None
 
 
-def judge_rubric(records: Sequence[Record], generator_cfg: Mapping, cache_path: str | Path, seed: int = 0,
-                 sampling: Mapping | None = None, stage: str = STAGE) -> list[Judgement]:
-    """One Judgement (source llm_judge, label = the intended label) per record, scores in `rubric`."""
-    chat = bool(generator_cfg.get("chat", False))
-    samp = sampling_from({**DEFAULT_SAMPLING, **dict(sampling or {})})
-    requests = []
-    for i, rec in enumerate(records):
-        prompt = judge_prompt(rec)
-        requests.append(GenerationRequest(uid=f"{rec.uid}:judge", prompt=prompt, sampling=samp, seed=seed + i,
-                                          messages=({"role": "user", "content": prompt},) if chat else None))
-    results, _, ident = answer_requests(generator_cfg, requests, cache_path, stage)
-    annotator = f"llm_judge:{ident['model']}"
+def criterion_prompt(record: Record, criterion: str) -> str:
+    """A one-criterion judge prompt (per_criterion mode): the two paragraphs, one criterion, one number."""
+    statement = (record.meta or {}).get("statement", "")
+    name = criterion.replace("_", " ")
+    return (f"Context statement: {statement}\n\nParagraph A:\n{record.premise}\n\nParagraph B:\n{record.hypothesis}\n\n"
+            f"Rate the {name} of this text ({CRITERIA_TEXT[criterion]}) on a scale from 1 (very poor) to 10 "
+            "(excellent). Answer with one whole number only.")
+
+
+_SCALE = re.compile(r"\b(?:1|one)\s*(?:-|–|to)\s*10\b|\b(?:out\s+of|/)\s*10\b|\bscale\s+of\s+10\b", re.IGNORECASE)
+
+
+def parse_score(text: str) -> int | None:
+    """One criterion's score: the only whole number 1-10 in the answer once scale phrases ("1 to 10",
+    "1-10", "out of 10", "/10") are removed ("8", "Score: 8", "8/10", "I rate it 8 out of 10."); None
+    when there is none or two different ones (never a guess)."""
+    numbers = {int(n) for n in re.findall(r"(?<![\d.])\d+(?!\.?\d)", _SCALE.sub(" ", text))}
+    return numbers.pop() if len(numbers) == 1 and 1 <= next(iter(numbers)) <= 10 else None
+
+
+def _cut_in_a_number(res) -> bool:
+    """An answer stopped by max_tokens right after a digit: "... is 1" may be a cut "10", so not a score."""
+    return res.finish_reasons[0] == "length" and bool(re.search(r"\d\s*$", res.texts[0]))
+
+
+def _judge_requests(records: Sequence[Record], per_criterion: bool, chat: bool, samp, seed: int):
+    """[(record index, criterion or None, request)]: one request per record, or one per record and criterion."""
     out = []
-    for rec, req in zip(records, requests):
+    for i, rec in enumerate(records):
+        for k, crit in enumerate(RUBRIC_CRITERIA if per_criterion else (None,)):
+            prompt = criterion_prompt(rec, crit) if crit else judge_prompt(rec)
+            uid = f"{rec.uid}:judge" + (f":{crit}" if crit else "")
+            req = GenerationRequest(uid=uid, prompt=prompt, sampling=samp, seed=seed + i * 8 + k,
+                                    messages=({"role": "user", "content": prompt},) if chat else None)
+            out.append((i, crit, req))
+    return out
+
+
+def judge_rubric(records: Sequence[Record], generator_cfg: Mapping, cache_path: str | Path, seed: int = 0,
+                 sampling: Mapping | None = None, stage: str = STAGE, per_criterion: bool = False) -> list[Judgement]:
+    """One Judgement (source llm_judge, label = the intended label) per record, scores in `rubric`; with
+    `per_criterion` the judge is asked each criterion in its own call (max_tokens 24 unless set); an
+    answer cut by max_tokens right after a digit leaves the record unscored (`cut_off_after_a_number`)."""
+    chat = bool(generator_cfg.get("chat", False))
+    base = {**DEFAULT_SAMPLING, **({"max_tokens": 24} if per_criterion else {}), **dict(sampling or {})}
+    plan = _judge_requests(records, per_criterion, chat, sampling_from(base), seed)
+    results, _, ident = answer_requests(generator_cfg, [req for _, _, req in plan], cache_path, stage)
+    annotator = f"llm_judge:{ident['model']}"
+    texts: dict[int, dict] = {}
+    failed: dict[int, str] = {}
+    for i, crit, req in plan:
         res = results[req.uid]
-        text = "" if isinstance(res, Failure) else res.texts[0]
-        scores = None if isinstance(res, Failure) else parse_rubric(text)
-        why = f"request_failed:{res.kind}" if isinstance(res, Failure) else ("unparseable" if scores is None else None)
+        if isinstance(res, Failure):
+            failed.setdefault(i, f"request_failed:{res.kind}")
+        texts.setdefault(i, {})[crit] = "" if isinstance(res, Failure) else res.texts[0]
+        if per_criterion and not isinstance(res, Failure) and _cut_in_a_number(res):
+            failed.setdefault(i, "cut_off_after_a_number")
+    out = []
+    for i, rec in enumerate(records):
+        answers = texts[i]
+        if per_criterion:
+            parsed = {c: parse_score(answers[c]) for c in RUBRIC_CRITERIA}
+            scores = parsed if all(v is not None for v in parsed.values()) else None
+            text = json.dumps(answers)
+        else:
+            text = answers[None]
+            scores = parse_rubric(text)
+        why = failed.get(i) or ("unparseable" if scores is None else None)
+        kept = text if per_criterion else text[:1000]   # 8 short answers are kept whole (a cut breaks the JSON)
         out.append(Judgement(rec.uid, annotator, record_label(rec), rec.premise, rec.hypothesis, source="llm_judge",
-                             rubric=scores, extra={"rubric_error": why, "answer": text[:500]} if why else {}))
+                             rubric=None if why else scores,
+                             extra={"rubric_error": why, "answer": kept} if why else {}))
     return out
 
 
