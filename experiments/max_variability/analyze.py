@@ -43,9 +43,14 @@ def one_seed(scratch: Path, seed: int, held) -> tuple[dict, np.ndarray, np.ndarr
     true = run_b.metrics().loc[uids, "variability"].to_numpy(dtype=float)   # B's training dynamics
     true_ckpt = variability(run_b.epoch_probs(pairs), gold)  # B's epoch checkpoints, eval mode
     r, p = pearsonr(est, true)
+    final = np.clip(probs_a[-1], 1e-12, 1.0)                 # A's final epoch: label-free baselines
+    entropy = -(final * np.log(final)).sum(-1)
+    one_minus_max = 1.0 - final.max(-1)
     row = {"seed": seed, "n_heldout": len(held), "epochs": probs_a.shape[0],
            "pearson_r": r, "pearson_p": p, "spearman_rho": spearmanr(est, true).statistic,
            "pearson_r_vs_ckpt_true": pearsonr(est, true_ckpt).statistic,
+           "pearson_r_entropy": pearsonr(entropy, true).statistic,
+           "pearson_r_1_minus_max": pearsonr(one_minus_max, true).statistic,
            "mean_est_max_var": est.mean(), "mean_true_var": true.mean(),
            "acc_test_A": test_acc(run_a.root), "acc_test_B": test_acc(run_b.root)}
     return row, est, true
@@ -72,6 +77,13 @@ def main(scratch: str, out_dir: str, seeds: list[int]) -> None:
     lines.append(f"| **mean ± std** | **{r.mean():.3f} ± {r.std(ddof=1):.3f}** | | "
                  f"{df.spearman_rho.mean():.3f} ± {df.spearman_rho.std(ddof=1):.3f} | "
                  f"{df.pearson_r_vs_ckpt_true.mean():.3f} ± {df.pearson_r_vs_ckpt_true.std(ddof=1):.3f} | | | | |")
+    lines += ["", "Baselines (label-free, model A's final epoch): Pearson r with the true variability.", "",
+              "| seed | Eq. 1 | entropy | 1 − max p |", "|---|---|---|---|"]
+    for _, x in df.iterrows():
+        lines.append(f"| {int(x.seed)} | {x.pearson_r:.3f} | {x.pearson_r_entropy:.3f} | {x.pearson_r_1_minus_max:.3f} |")
+    lines.append(f"| **mean ± std** | {r.mean():.3f} ± {r.std(ddof=1):.3f} | "
+                 f"{df.pearson_r_entropy.mean():.3f} ± {df.pearson_r_entropy.std(ddof=1):.3f} | "
+                 f"{df.pearson_r_1_minus_max.mean():.3f} ± {df.pearson_r_1_minus_max.std(ddof=1):.3f} |")
     lines.append(f"\n|H| = {len(held)} held-out examples; std over seeds is the sample std (ddof=1). "
                  "Paper (WANLI App. A, RoBERTa-large on MNLI, 3,928 held out): Pearson r = 0.527.")
     (out / "results.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
