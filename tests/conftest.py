@@ -20,15 +20,21 @@ CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")
 SMALL_WORLD = ["world.n_train=900", "world.n_dev=150", "world.n_test=300", "world.n_challenge=150"]
 
 
-def compose_config(name: str, overrides: list[str], output_dir: Path, cache_dir: Path) -> DictConfig:
-    """Compose `conf/<name>.yaml` with overrides, pointing outputs and caches at test folders."""
+def compose_plain(name: str, overrides: list[str]) -> DictConfig:
+    """Compose `conf/<name>.yaml` with overrides, as the entry point would (no paths changed)."""
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
         cfg = compose(name, overrides=overrides)
+    GlobalHydra.instance().clear()
+    return cfg
+
+
+def compose_config(name: str, overrides: list[str], output_dir: Path, cache_dir: Path) -> DictConfig:
+    """Compose `conf/<name>.yaml` with overrides, pointing outputs and caches at test folders."""
+    cfg = compose_plain(name, overrides)
     with open_dict(cfg):
         cfg.paths.output_dir = str(output_dir)
         cfg.paths.cache_dir = str(cache_dir)
-    GlobalHydra.instance().clear()
     return cfg
 
 

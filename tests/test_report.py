@@ -11,13 +11,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
+from conftest import compose_plain
 
 from nliforge.evaluation.suite import metrics_rows, write_metrics_csv
 from nliforge.report import report, resolve_in_domain
 
-CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")
 T_975_DF1 = 12.706  # Student t quantile for a 95% two-sided interval with n=2 (1 degree of freedom)
 # train_id -> eval_set -> accuracy for seeds 0 and 1
 ACC = {
@@ -41,11 +39,7 @@ def sweep(tmp_path) -> Path:
 
 
 def _cfg(overrides: list[str]):
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
-        cfg = compose("report", overrides=overrides)
-    GlobalHydra.instance().clear()
-    return cfg
+    return compose_plain("report", overrides)
 
 
 def _in_domain_override() -> str:

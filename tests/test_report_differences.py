@@ -9,15 +9,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
+from conftest import compose_plain
 
 from nliforge.evaluation.differences import difference_table, seed_difference
 from nliforge.evaluation.suite import add_averages, metrics_rows, write_metrics_csv
 from nliforge.evaluation.table import summary_table
 from nliforge.report import report
 
-CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")
 T_975_DF2 = 4.303   # Student t, 97.5% quantile, 2 df
 T_975_DF6 = 2.447   # 6 df
 T_975_DF1 = 12.706  # 1 df
@@ -50,11 +48,7 @@ def _metrics(sweep: dict) -> pd.DataFrame:
 
 
 def _cfg(overrides: list[str]):
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
-        cfg = compose("report", overrides=overrides)
-    GlobalHydra.instance().clear()
-    return cfg
+    return compose_plain("report", overrides)
 
 
 def test_paired_interval_by_hand():

@@ -22,16 +22,16 @@ Committed files are kept in memory: `server.repos[(type, "ns/name")].files[path]
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import fnmatch
 import hashlib
 import json
-import threading
 from dataclasses import dataclass, field
 
 import yaml
 from aiohttp import web
+
+from nliforge.testing.threaded_server import ThreadedServer
 
 # The patterns of the .gitattributes a new Hub repo starts with (a subset), stored as LFS.
 LFS_PATTERNS = ("*.parquet", "*.arrow", "*.bin", "*.pt", "*.safetensors", "*.zip", "*.gz", "*.npy", "*.pkl")
@@ -61,15 +61,17 @@ def _error(status: int, message: str, code: str | None = None) -> web.Response:
     return web.json_response({"error": message}, status=status, headers=headers)
 
 
-class LocalHubServer:
+class LocalHubServer(ThreadedServer):
     """The server on a background thread with its own event loop; `port=0` picks a free port."""
+
+    thread_name = "local-hub-server"
 
     def __init__(self, token: str = "hf_test_token", port: int = 0):
         self.token, self.port = token, port
         self.repos: dict[tuple[str, str], Repo] = {}
         self.lfs: dict[str, bytes] = {}
         self.requests: list[tuple[str, str]] = []         # (method, path) of every request, in order
-        self._loop: asyncio.AbstractEventLoop | None = None
+        super().__init__()
         self._runner: web.AppRunner | None = None
 
     @property
@@ -208,31 +210,11 @@ class LocalHubServer:
                                   "siblings": [{"rfilename": p} for p in sorted(repo.files)]})
 
     # -- lifecycle ---------------------------------------------------------------------------------
-    def start(self) -> LocalHubServer:
-        self._loop = asyncio.new_event_loop()
+    async def start_async(self) -> None:
+        self._runner = web.AppRunner(self.app(), access_log=None, shutdown_timeout=1.0)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, "127.0.0.1", self.port).start()
+        self.port = self._runner.addresses[0][1]
 
-        async def setup() -> None:
-            self._runner = web.AppRunner(self.app(), access_log=None, shutdown_timeout=1.0)
-            await self._runner.setup()
-            await web.TCPSite(self._runner, "127.0.0.1", self.port).start()
-            self.port = self._runner.addresses[0][1]
-
-        self._loop.run_until_complete(setup())
-        self._thread = threading.Thread(target=self._loop.run_forever, name="local-hub-server", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._loop is None:
-            return
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=10)
-        self._loop.run_until_complete(self._runner.cleanup())
-        self._loop.close()
-        self._loop = None
-
-    def __enter__(self) -> LocalHubServer:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+    async def stop_async(self) -> None:
+        await self._runner.cleanup()

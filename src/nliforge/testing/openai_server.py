@@ -33,7 +33,6 @@ import hashlib
 import json
 import random
 import signal
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -45,6 +44,7 @@ from aiohttp import web
 
 from nliforge.testing.responders import (
     apply_stop, default_responder, disco_responder, input_digest, input_text, wanli_responder)
+from nliforge.testing.threaded_server import ThreadedServer
 
 FAULT_KINDS = ("rate_limit", "server_error", "timeout", "truncated", "bad_json")
 RESPONDERS = {"default": default_responder, "wanli": wanli_responder, "disco": disco_responder}
@@ -217,8 +217,10 @@ class _Handler:
         return web.Response(body=data, content_type="application/json")
 
 
-class LocalOpenAIServer:
+class LocalOpenAIServer(ThreadedServer):
     """The server on a background thread with its own event loop; `port=0` picks a free port."""
+
+    thread_name = "local-openai-server"
 
     def __init__(self, port: int = 0, **settings: Any):
         known = {f.name for f in fields(ServerSettings)}
@@ -227,8 +229,7 @@ class LocalOpenAIServer:
             raise ValueError(f"unknown server setting(s) {unknown}; expected some of {sorted(known)}")
         self.settings = ServerSettings(**settings)
         self.port = port
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__()
         self._handler: _Handler | None = None
         self._runner: web.AppRunner | None = None
 
@@ -259,27 +260,6 @@ class LocalOpenAIServer:
         if self._handler is not None and self._handler.log is not None:
             self._handler.log.close()
 
-    def start(self) -> LocalOpenAIServer:
-        self._loop = asyncio.new_event_loop()
-        self._loop.run_until_complete(self.start_async())
-        self._thread = threading.Thread(target=self._loop.run_forever, name="local-openai-server", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._loop is None:
-            return
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=10)
-        self._loop.run_until_complete(self.stop_async())
-        self._loop.close()
-        self._loop = None
-
-    def __enter__(self) -> LocalOpenAIServer:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
 
 def main(argv: list[str] | None = None) -> None:
