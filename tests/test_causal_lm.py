@@ -57,6 +57,37 @@ def _examples(prompt: str, label: str) -> list[tuple[str, str]]:
     return [tuple(item.split(". ", 1)[1].split(f"\n{label_word(label)}: ")) for item in items]
 
 
+def test_unlabelled_documents_mix_labels_and_ignore_them(records):
+    """labels=False (issue 22): every document's pairs come from all labels, and its relation word is
+    taken in turn, so the word carries no information about the pairs' true labels."""
+    docs = prompt_documents(records, 300, k=4, seed=0, labels=False)
+    by_pair = {(r.premise, r.hypothesis): r.label for r in records}
+    mixed, agree, total = 0, 0, 0
+    for i, doc in enumerate(docs):
+        word = label_word(sorted(["contradiction", "entailment", "neutral"])[i % 3])
+        items = doc.split("\n\n")[1:]
+        pairs = [tuple(item.split(". ", 1)[1].strip().split(f"\n{word}: ")) for item in items[:-1]]
+        pairs.append(tuple(items[-1].strip()[len("6. "):].split(f"\n{word}: ")) if items[-1].startswith("6.")
+                     else tuple(doc.split("\n\n6.")[1].strip().split(f"\n{word}: ")))
+        truth = [by_pair[p] for p in pairs]
+        mixed += len(set(truth)) > 1
+        agree += sum(t == sorted(["contradiction", "entailment", "neutral"])[i % 3] for t in truth)
+        total += len(truth)
+    assert mixed > 250                      # same-label groups would give 0
+    assert abs(agree / total - 1 / 3) < 0.06  # the word matches a pair's label at chance, not always
+    assert docs != prompt_documents(records, 300, k=4, seed=0)
+
+
+def test_unlabelled_fill_in_targets_are_random_not_the_pairs_own():
+    from nliforge.generation.demo_corpus import fill_in_documents
+    recs = generate_split(WorldConfig(seed=2, n_train=300), "train")
+    own = fill_in_documents(recs, 200, seed=0)
+    free = fill_in_documents(recs, 200, seed=0, labels=False)
+    targets = lambda docs: [d.rsplit("\n", 3)[-3] for d in docs]
+    assert len(free) == 200 and targets(own) != targets(free)
+    assert len(set(targets(free))) == 3
+
+
 def test_documents_need_enough_records_per_label(records):
     with pytest.raises(NLIDataError, match="k \\+ 2"):
         prompt_documents(records[:5], 3, k=4)

@@ -41,7 +41,8 @@ def classifier_stage(ctx: StageContext) -> StageOutput:
 @stage("generator_lm")
 def generator_lm_stage(ctx: StageContext) -> StageOutput:
     """The offline demo's generator: a tiny causal LM trained on world pairs in the pipeline's prompt
-    format (`documents`: wanli pattern prompts, or disco fill-in-the-blank prompts)."""
+    format (`documents`: wanli pattern prompts, or disco fill-in-the-blank prompts) from the world
+    `split`; `labels: false` trains it on the split's pairs without their labels (issue 22)."""
     from nliforge.generation.demo_corpus import prompt_documents
     from nliforge.models.causal_lm import train_prompt_lm
     from nliforge.data.registry import load_set
@@ -52,12 +53,13 @@ def generator_lm_stage(ctx: StageContext) -> StageOutput:
                        ctx.cfg.paths.cache_dir)
     fmt = str(s.get("documents", "wanli"))
     if fmt == "wanli":
-        docs = prompt_documents(records, int(s.n_documents), k=int(s.get("k", 4)), seed=int(ctx.cfg.seed))
+        docs = prompt_documents(records, int(s.n_documents), k=int(s.get("k", 4)), seed=int(ctx.cfg.seed),
+                                labels=bool(s.get("labels", True)))
     elif fmt == "disco":
         from nliforge.generation.demo_corpus import fill_in_documents
 
         docs = fill_in_documents(records, int(s.n_documents), chunker=str(s.get("chunker", "function_words")),
-                                 seed=int(ctx.cfg.seed))
+                                 seed=int(ctx.cfg.seed), labels=bool(s.get("labels", True)))
     else:
         raise NLIDataError(f"pipeline.generator_lm.documents={fmt!r}; valid: wanli, disco")
     path = train_prompt_lm(docs, Path(ctx.cfg.generator.model), **OmegaConf.to_container(s.train, resolve=True),
