@@ -88,3 +88,10 @@ train_row() {
         "${QUIET_TRAIN[@]}" hydra.sweep.dir="$dir" > "$R/world$ws/$row.log" 2>&1 \
         || { echo "$0: training row $row (world $ws) failed; see $R/world$ws/$row.log" >&2; tail -5 "$R/world$ws/$row.log" >&2; exit 1; }
 }
+
+# logged LOG COMMAND...: run COMMAND with its output in LOG; on failure say which command failed, show the
+# end of LOG and stop the script (set -e alone would stop it silently, the output being in LOG).
+logged() {
+    local log=$1; shift
+    "$@" > "$log" 2>&1 || { echo "$0: failed ($1 ...); the end of $log:" >&2; tail -15 "$log" >&2; exit 1; }
+}

@@ -4,7 +4,7 @@ training seed).
 
     python experiments/controls_table.py --scratch $R --out results.md \\
         --row 1_d0="D0" --row 2_floor="floor" --row 3_w="D0 + W" --row 4_ceiling="ceiling" \\
-        --floor 2_floor --ceiling 4_ceiling [--title ...] [--note ...]
+        --floor 2_floor --ceiling 4_ceiling [--compare 3_w:1_d0] [--title ...] [--note ...]
 
 Reads `$R/world<ws>/sweep/<row>/**/metrics.csv` (one Hydra multirun folder per row and world seed).
 Writes the markdown table to --out and every unit's accuracy to the same name with `.csv`.
@@ -92,6 +92,16 @@ def per_world_lines(m: pd.DataFrame, rows: list[str]) -> list[str]:
     return lines
 
 
+def compare_lines(m: pd.DataFrame, folders: dict[str, str], pairs: list[str]) -> list[str]:
+    """`A:B` folder pairs: row A − row B on the challenge mean and test, paired t over the units."""
+    lines = ["| comparison | challenge mean (points) | test (points) |", "|---|---|---|"]
+    for pair in pairs:
+        a, b = (folders[x] for x in pair.split(":", 1))
+        cells = [points(seed_difference(by_unit(m, a, s), by_unit(m, b, s))) for s in (PRIMARY, "synthetic_test")]
+        lines.append(f"| {a} − {b} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def parse_rows(items: list[str]) -> dict[str, str]:
     rows = {}
     for item in items:
@@ -111,6 +121,7 @@ def main(argv=None) -> None:
     ap.add_argument("--ceiling", required=True)
     ap.add_argument("--title", default="Accuracy (%) and controls")
     ap.add_argument("--note", action="append", default=[], help="a line under the title")
+    ap.add_argument("--compare", action="append", default=[], help="A:B, two row folders: A − B, paired")
     args = ap.parse_args(argv)
     folders = parse_rows(args.row)
     m = unit_metrics(args.scratch, folders)
@@ -124,6 +135,8 @@ def main(argv=None) -> None:
             "paired differences, 95% paired bootstrap over units; `(no gap)`: the ceiling is not shown above the floor.",
             "", *control_lines(m, rows, floor, ceiling, PRIMARY), "",
             "## In-distribution test against the floor", "", *control_lines(m, rows, floor, ceiling, "synthetic_test"),
+            *(["", "## Comparisons between rows (paired t over units, 95%)", "", *compare_lines(m, folders, args.compare)]
+              if args.compare else []),
             "", f"## {PRIMARY} per world seed (mean ± std over training seeds)", "", *per_world_lines(m, rows), ""]
     args.out.write_text("\n".join(text))
     print("\n".join(text))

@@ -70,6 +70,22 @@ def test_wanli_pipeline_end_to_end(tmp_path, world_cache, classifier_run_dir, se
     assert manifest["ledger"]["generate"]["sent"] == stages["prompts"]["count_out"]
 
 
+def test_random_selection_keeps_as_many_per_label_but_not_the_top(tmp_path, world_cache, classifier_run_dir, server):
+    """pipeline.variability.select=random (issue 22's ablation): the same quota per intended label as the
+    top-fraction cut, other pairs; any other value is refused naming the key."""
+    generate(gen_config(tmp_path / "top", world_cache, classifier_run_dir, server.base_url))
+    generate(gen_config(tmp_path / "rnd", world_cache, classifier_run_dir, server.base_url,
+                        ["pipeline.variability.select=random"]))
+    top, rnd = (read_jsonl(tmp_path / name / "dataset.jsonl") for name in ("top", "rnd"))
+    count = lambda recs: Counter(r.meta["intended_label"] for r in recs)
+    assert count(top) == count(rnd) and len(top) > 0
+    score = lambda recs: sorted(r.meta["scores"]["est_max_variability"] for r in recs)
+    assert sum(score(rnd)) < sum(score(top))   # the top cut has the larger estimated max variability
+    with pytest.raises(NLIDataError, match="pipeline.variability.select='best'; valid: top, random"):
+        generate(gen_config(tmp_path / "bad", world_cache, classifier_run_dir, server.base_url,
+                            ["pipeline.variability.select=best"]))
+
+
 def test_rerun_sends_nothing_and_changes_nothing(tmp_path, world_cache, classifier_run_dir, server):
     cfg = gen_config(tmp_path / "run", world_cache, classifier_run_dir, server.base_url)
     generate(cfg)

@@ -110,3 +110,21 @@ def test_bad_bytes_deep_nesting_and_duplicates_name_their_line(tmp_path):
     path.write_text("\n".join([GOOD, ROWS[1].to_json(), "", GOOD]) + "\n", encoding="utf-8")
     with pytest.raises(NLIDataError, match=rf"{path}:4: duplicate uid 'u0' \(first at line 1\)"):
         read_jsonl(path)
+
+
+def test_limit_seed_takes_a_seeded_subset_in_order_and_refuses_more_than_there_is(tmp_path):
+    """issue 22: `limit` with `limit_seed` is a random same-size slice (in the file's order), not the head."""
+    from nliforge.data.registry import load_set
+
+    rows = [Record(f"u{i}", f"A dog runs {i}.", f"An animal runs {i}.", "entailment") for i in range(50)]
+    path = tmp_path / "set.jsonl"
+    write_jsonl(rows, path)
+    spec = {"name": "s", "loader": "jsonl", "path": str(path), "limit": 10}
+    head = load_set(spec, "data.train_sets.s")
+    assert [r.uid for r in head] == [f"u{i}" for i in range(10)]
+    one = load_set({**spec, "limit_seed": 0}, "data.train_sets.s")
+    assert one == load_set({**spec, "limit_seed": 0}, "data.train_sets.s") != head
+    assert len(one) == 10 and [r.uid for r in one] == sorted((r.uid for r in one), key=lambda u: int(u[1:]))
+    assert load_set({**spec, "limit_seed": 1}, "data.train_sets.s") != one
+    with pytest.raises(NLIDataError, match=r"data\.train_sets\.s\.limit=60 with limit_seed: .* only 50"):
+        load_set({**spec, "limit": 60, "limit_seed": 0}, "data.train_sets.s")

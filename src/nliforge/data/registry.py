@@ -76,7 +76,21 @@ def load_set(spec: Mapping[str, Any], where: str, world: Mapping[str, Any] | Non
     limit = spec.get("limit")
     if limit is None and spec.get("expected_size") is not None and len(records) != int(spec["expected_size"]):
         log.warning("%s: loaded %d records, expected_size is %s", where, len(records), spec["expected_size"])
-    return records if limit is None else records[: int(limit)]
+    return records if limit is None else take(records, int(limit), spec.get("limit_seed"), where)
+
+
+def take(records: list[Record], limit: int, seed, where: str) -> list[Record]:
+    """The first `limit` records, or with `limit_seed` a seeded random subset of that size in the set's
+    order (issue 22: a same-size slice of a set whose order follows its generation, e.g. by prompt).
+    Asking for more than the set has is an error, not a silently smaller set."""
+    if seed is None:
+        return records[:limit]
+    if limit > len(records):
+        raise NLIDataError(f"{where}.limit={limit} with limit_seed: the set has only {len(records)} records")
+    import random
+
+    keep = sorted(random.Random(int(seed)).sample(range(len(records)), limit))
+    return [records[i] for i in keep]
 
 
 def require_records(records: list[Record], spec: Mapping[str, Any], where: str) -> None:

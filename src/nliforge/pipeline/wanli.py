@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
+from nliforge.data.errors import NLIDataError
 from nliforge.data.records import Record
 from nliforge.pipeline.shared_stages import classifier_run
 from nliforge.pipeline.stages import StageContext, StageOutput, stage
@@ -159,14 +160,19 @@ def heuristics_stage(ctx: StageContext) -> StageOutput:
 @stage("variability", inputs=("classifier", "heuristics"))
 def variability_stage(ctx: StageContext) -> StageOutput:
     """Estimated max variability over the classifier's epoch checkpoints; keep the top fraction,
-    the same number per intended label."""
-    from nliforge.filtering.variability import select_by_max_variability
+    the same number per intended label (`select: random`: a random fraction instead, the ablation)."""
+    from nliforge.filtering.variability import select_balanced_top, select_by_max_variability
 
     s = ctx.settings
     items = ctx.rows("heuristics")
     pairs = [(r["premise"], r["hypothesis"]) for r in items]
     probs = classifier_run(ctx.cfg).epoch_probs(pairs, int(s.batch_size), int(s.max_length), str(s.device))
-    kept, scores = select_by_max_variability(probs, [r["meta"]["intended_label"] for r in items], float(s.fraction))
+    labels = [r["meta"]["intended_label"] for r in items]
+    kept, scores = select_by_max_variability(probs, labels, float(s.fraction))
+    if s.get("select", "top") == "random":   # the ablation (issue 22): as many per label, chosen at random
+        kept = select_balanced_top(np.random.default_rng(int(ctx.cfg.seed)).random(len(items)), labels, float(s.fraction))
+    elif s.get("select", "top") != "top":
+        raise NLIDataError(f"pipeline.variability.select={s.get('select')!r}; valid: top, random")
     keep = set(kept.tolist())
     rows, drops = [], []
     for i, r in enumerate(items):
