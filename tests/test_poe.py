@@ -1,10 +1,15 @@
 """Product of experts and partial-input models: the PoE loss by hand, the stopped gradient, the
-main head alone at test, and both through train(cfg) on the small world."""
+main head alone at test, and both through train(cfg) on the small world; the frozen, separately
+trained bias expert (`model.poe.bias_model`): its loss by hand, a run on a hypothesis-only run's
+folder, and the refusals before the run folder gets any file."""
 
 import csv
+import json
+import logging
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -18,8 +23,8 @@ from nliforge.data.training_set import build_training_set
 from nliforge.evaluate import evaluate
 from nliforge.models.backbone import build_backbone
 from nliforge.models.classifier import NLIClassifier
-from nliforge.models.poe import PoEClassifier, poe_loss, poe_settings
-from nliforge.models.predict import predict_probs
+from nliforge.models.poe import BiasTable, PoEClassifier, check_bias_model, poe_loss, poe_settings
+from nliforge.models.predict import load_classifier, predict_probs
 from nliforge.train import train
 from nliforge.world.config import WorldConfig
 from nliforge.world.generator import generate_split
@@ -172,3 +177,134 @@ def test_hypothesis_only_model_trains_scores_and_evaluates(cfg_train, tmp_path, 
                          tmp_path / "eval_pair", world_cache)
     with pytest.raises(NLIDataError, match=r"trained with model.input='hypothesis'; pass model.input=hypothesis"):
         evaluate(cfg)
+
+
+# --- the frozen, separately trained bias expert (model.poe.bias_model) ---
+
+@pytest.mark.filterwarnings("ignore:You are trying to `self.log\\(\\)`")   # training_step outside a Trainer
+def test_frozen_expert_loss_is_the_joint_term_alone():
+    main = [[2.0, 0.5, -1.0], [0.0, 1.0, 0.0], [3.0, 0.0, 0.0]]
+    p_bias = [[0.7, 0.2, 0.1], [0.1, 0.1, 0.8], [0.3, 0.3, 0.4]]
+    labels, beta = [0, 2, 1], 1.5
+    expected = sum(-_log_softmax([lm + beta * math.log(pb) for lm, pb in zip(_log_softmax(m), b)])[y]
+                   for m, b, y in zip(main, p_bias, labels)) / 3
+    log_bias = torch.tensor(p_bias).log()
+    loss, parts = poe_loss(torch.tensor(main), log_bias, torch.tensor(labels), beta, gamma=0.0)
+    assert loss.item() == pytest.approx(expected, rel=1e-6) and set(parts) == {"joint"}
+    # through the module: the log-probs are looked up by uid (the table's order is not the batch's)
+    _, tok, perm = build_backbone({"kind": "tiny"}, TEXTS)
+    torch.manual_seed(0)
+    model, _, _ = build_backbone({"kind": "tiny"}, TEXTS)
+    table = BiasTable("expert", [r.uid for r in RECORDS][::-1], log_bias.numpy()[::-1].copy())
+    module = PoEClassifier(model, label_permutation=perm, beta=beta, gamma=0.7, bias_table=table)
+    assert module.gamma == 0.0 and not hasattr(module, "hyp_head")
+    data = EncodedNLI(RECORDS, tok, 64)   # labels e, c, n: the `labels` above
+    batch = PadCollator(tok.pad_token_id)([data[i] for i in range(len(data))])
+    assert batch["labels"].tolist() == labels and "hyp_input_ids" not in batch   # no hypothesis view needed
+    module.eval()   # no dropout: the same main logits twice
+    main_logits = module(batch).tolist()
+    by_hand = sum(-_log_softmax([lm + beta * math.log(pb) for lm, pb in zip(_log_softmax(m), b)])[y]
+                  for m, b, y in zip(main_logits, p_bias, labels)) / 3
+    assert module.training_step(batch, 0)["loss"].item() == pytest.approx(by_hand, rel=1e-5)
+    module.bias_rows.pop("u1")
+    with pytest.raises(NLIDataError, match=r"model.poe.bias_model='expert': no bias log-probs for training uid 'u1'"):
+        module.training_step(batch, 0)
+
+
+def test_predict_probs_view_must_match_the_datamodule():
+    model, tok, perm = build_backbone({"kind": "tiny"}, TEXTS)
+    module = NLIClassifier(model, label_permutation=perm)
+    with pytest.raises(NLIDataError, match=r"view='hypothesis', but the datamodule encodes input='pair'"):
+        predict_probs(module, RECORDS, datamodule=NLIDataModule([], tok), view="hypothesis")
+
+
+@pytest.fixture(scope="module")
+def hypothesis_run(cfg_train_base, tmp_path_factory) -> Path:
+    """A hypothesis-only run folder (1 epoch, model saved): the frozen bias expert."""
+    cfg = cfg_train_base.copy()
+    with open_dict(cfg):
+        cfg.paths.output_dir = str(tmp_path_factory.mktemp("hypothesis_only") / "run")
+        cfg.model.input, cfg.model.max_epochs, cfg.save_model = "hypothesis", 1, True
+        cfg.callbacks.dynamics.enabled = False
+    train(cfg)
+    return Path(cfg.paths.output_dir)
+
+
+def _first_weight(folder: Path) -> torch.Tensor:
+    return next(iter(load_classifier(folder).model.state_dict().values())).clone()
+
+
+def _frozen_poe_cfg(cfg, bias_model) -> None:
+    with open_dict(cfg):
+        cfg.model.poe.enabled, cfg.model.poe.beta = True, 1.0
+        cfg.model.poe.bias_model = str(bias_model)
+        cfg.model.max_epochs = 1
+
+
+def test_frozen_bias_expert_run_through_train(cfg_train, hypothesis_run, monkeypatch):
+    before = _first_weight(hypothesis_run)
+    used: dict[str, torch.Tensor] = {}
+    real = PoEClassifier.bias_logits
+
+    def spy(self, batch):
+        assert "hyp_input_ids" not in batch
+        out = real(self, batch)
+        used.update(zip(batch["uid"], out.detach().cpu()))
+        return out
+
+    monkeypatch.setattr(PoEClassifier, "bias_logits", spy)
+    _frozen_poe_cfg(cfg_train, hypothesis_run)
+    results = train(cfg_train)
+    out = Path(cfg_train.paths.output_dir)
+    records = build_training_set(cfg_train).records
+    assert sorted(used) == sorted(r.uid for r in records)   # every training record, looked up by uid
+    expected = predict_probs(hypothesis_run, records, view="hypothesis", batch_size=cfg_train.data.eval_batch_size)
+    got = torch.stack([used[r.uid] for r in records]).exp().numpy()
+    np.testing.assert_allclose(got, expected, atol=1e-6)
+    assert torch.equal(_first_weight(hypothesis_run), before)   # the expert stayed frozen
+    assert _accs(out / "metrics.csv") == pytest.approx({k: v["acc"] for k, v in results.items()})
+    manifest = json.loads((out / "train_set.manifest.json").read_text())
+    assert manifest["poe_bias_model"] == str((hypothesis_run / "model").resolve())
+    logged = pd.concat(pd.read_csv(p) for p in out.glob("csv_logs/*/metrics.csv"))
+    assert "train/loss_joint" in logged.columns and "train/loss_bias" not in logged.columns
+    state = torch.load(out / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=False)["state_dict"]
+    assert not any(k.startswith(("hyp_head", "bias_log_probs")) for k in state)
+
+
+def _refused(cfg, match: str) -> None:
+    with pytest.raises(NLIDataError, match=match) as err:
+        train(cfg)
+    assert "model.poe.bias_model" in str(err.value) and "\n" not in str(err.value)
+    assert not Path(cfg.paths.output_dir).exists()   # refused before the run folder got any file
+
+
+def test_missing_bias_model_folder_is_refused(cfg_train, tmp_path):
+    _frozen_poe_cfg(cfg_train, tmp_path / "no_such_run")
+    _refused(cfg_train, r"model.poe.bias_model='.*no_such_run': no such folder")
+
+
+def test_bias_model_not_hypothesis_only_is_refused(cfg_train, tmp_path):
+    run = tmp_path / "pair_run"
+    (run / ".hydra").mkdir(parents=True)
+    (run / ".hydra" / "config.yaml").write_text("model:\n  input: pair\n")
+    (run / "model").mkdir()
+    (run / "model" / "config.json").write_text("{}")
+    _frozen_poe_cfg(cfg_train, run)
+    _refused(cfg_train, r"model.poe.bias_model='.*pair_run' was trained with model.input='pair'; expected a run "
+                        r"trained with model.input=hypothesis")
+
+
+def test_training_uid_missing_from_bias_table_is_refused(cfg_train, tmp_path, monkeypatch):
+    def partial_table(path, records, **kwargs):   # an expert that scored all but the first record
+        return BiasTable(path, [r.uid for r in records[1:]], np.zeros((len(records) - 1, 3), np.float32))
+
+    monkeypatch.setattr("nliforge.train.frozen_bias_table", partial_table)
+    _frozen_poe_cfg(cfg_train, tmp_path)
+    _refused(cfg_train, r"model.poe.bias_model=.*: no bias log-probs for training uid .* \(1 missing\)")
+
+
+def test_bias_model_without_recorded_input_is_accepted_with_a_warning(tmp_path, caplog):
+    (tmp_path / "config.json").write_text("{}")   # a bare Hugging Face folder records no model.input
+    with caplog.at_level(logging.WARNING, logger="nliforge.models.poe"):
+        assert check_bias_model(str(tmp_path)) == tmp_path
+    assert "no run config records its model.input" in caplog.text

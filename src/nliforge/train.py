@@ -4,6 +4,7 @@ evaluated on a suite. `train(cfg)` is the pure function; `main` is the thin Hydr
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import hydra
@@ -17,7 +18,8 @@ from nliforge.evaluation.registry import load_suite, pick_val_sets
 from nliforge.evaluation.run_table import run_table
 from nliforge.models.backbone import build_backbone, save_backbone
 from nliforge.models.classifier import NLIClassifier
-from nliforge.models.poe import PoEClassifier, poe_settings
+from nliforge.models.poe import (BiasTable, PoEClassifier, bias_model_setting, check_bias_table, frozen_bias_table,
+                                 poe_settings)
 from nliforge.models.resume import RandomStateCallback, checkpoint_callbacks
 from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 from nliforge.utils.instantiate import instantiate
@@ -54,8 +56,10 @@ def model_input(cfg: DictConfig) -> str:
     return str(cfg.model.get("input", "pair"))
 
 
-def build_module(cfg: DictConfig, model, perm, val_names: list[str], poe: dict | None) -> NLIClassifier:
-    """The LightningModule: PoEClassifier when `model.poe.enabled`, else the plain NLIClassifier.
+def build_module(cfg: DictConfig, model, perm, val_names: list[str], poe: dict | None,
+                 bias: BiasTable | None = None) -> NLIClassifier:
+    """The LightningModule: PoEClassifier when `model.poe.enabled` (with the frozen expert's `bias`
+    table when `model.poe.bias_model` is set), else the plain NLIClassifier.
 
     The model's config records `model.input`, so the saved folder says which view it was trained on.
     """
@@ -64,8 +68,34 @@ def build_module(cfg: DictConfig, model, perm, val_names: list[str], poe: dict |
             cfg.model.warmup_ratio, perm, val_names)
     if poe is None:
         return NLIClassifier(*args)
+    if bias is not None:
+        log.info("product of experts: frozen bias expert %s, beta=%s (gamma unused)", bias.source, poe["beta"])
+        return PoEClassifier(*args, beta=poe["beta"], gamma=0.0, bias_table=bias)
     log.info("product of experts: hypothesis-only bias head, beta=%s gamma=%s", poe["beta"], poe["gamma"])
     return PoEClassifier(*args, **poe)
+
+
+def inference_device(cfg: DictConfig) -> str:
+    """Where the frozen bias expert scores the training set: this process's GPU when the trainer may
+    use one (LOCAL_RANK under DDP), else the CPU."""
+    import torch
+
+    if str(cfg.trainer.get("accelerator", "auto")) in ("auto", "gpu", "cuda") and torch.cuda.is_available():
+        return f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}"
+    return "cpu"
+
+
+def frozen_bias(cfg: DictConfig, records) -> BiasTable | None:
+    """`model.poe.bias_model`'s log-probs on every training hypothesis, checked, or None when unset.
+
+    Runs before the run folder gets any file, so a wrong folder leaves nothing behind."""
+    path = bias_model_setting(cfg.model)
+    if path is None:
+        return None
+    table = frozen_bias_table(path, records, batch_size=int(cfg.data.eval_batch_size),
+                              max_length=int(cfg.data.max_length), device=inference_device(cfg))
+    check_bias_table(table, records)
+    return table
 
 
 def is_rank_zero() -> bool:
@@ -116,10 +146,11 @@ def train(cfg: DictConfig) -> dict:
     eval_sets = load_suite(cfg)
     val_sets = pick_val_sets(cfg, eval_sets)
     view, poe = check_input(model_input(cfg)), poe_settings(cfg.model)
+    bias = frozen_bias(cfg, ts.records) if poe is not None else None
     out = Path(cfg.paths.output_dir)
     if is_rank_zero():  # under DDP every process runs train(); one writes the run folder
         prepare_output_dir(cfg)
-        write_training_manifest(ts, cfg, out)
+        write_training_manifest(ts, cfg, out, extra={"poe_bias_model": bias.source} if bias is not None else None)
     log.info("training set %s: %d examples %s", ts.train_id, len(ts.records), ts.sizes)
     # only a tiny backbone trains its tokenizer on the training texts
     texts = [t for r in ts.records for t in (r.premise, r.hypothesis)] if cfg.model.backbone.kind == "tiny" else ()
@@ -127,9 +158,9 @@ def train(cfg: DictConfig) -> dict:
     dm = NLIDataModule(ts.records, tokenizer, cfg.data.batch_size, cfg.data.eval_batch_size, cfg.data.max_length,
                        cfg.data.num_workers, int(cfg.seed), val_sets,
                        group_by_length=cfg.data.get("group_by_length", True), input=view,
-                       hypothesis_view=poe is not None, pad_to_multiple_of=cfg.data.get("pad_to_multiple_of"),
-                       pad_buckets=cfg.data.get("pad_buckets"))
-    module = build_module(cfg, model, perm, list(val_sets), poe)
+                       hypothesis_view=poe is not None and bias is None,   # the joint head reads it; a frozen expert not
+                       pad_to_multiple_of=cfg.data.get("pad_to_multiple_of"), pad_buckets=cfg.data.get("pad_buckets"))
+    module = build_module(cfg, model, perm, list(val_sets), poe, bias)
     compile_backbone(module, cfg.get("compile"))
     loggers = build_loggers(cfg, f"{ts.train_id}-s{cfg.seed}", out, job_type="train")
     trainer = instantiate(cfg.trainer, "trainer", callbacks=build_callbacks(cfg), logger=loggers or False)

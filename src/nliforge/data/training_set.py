@@ -56,11 +56,12 @@ def build_training_set(cfg: DictConfig) -> TrainingSet:
                        records_digest(records), describe(tree, sets))
 
 
-def write_training_manifest(ts: TrainingSet, cfg: DictConfig, out_dir: Path) -> None:
-    """Record what was trained on: sizes in and out, combination mode, seed, sha256 of the JSONL bytes."""
+def write_training_manifest(ts: TrainingSet, cfg: DictConfig, out_dir: Path, extra: dict | None = None) -> None:
+    """Record what was trained on: sizes in and out, combination mode, seed, sha256 of the JSONL bytes,
+    and `extra` entries the trainer adds (e.g. `poe_bias_model`, the frozen bias expert's folder)."""
     manifest = {"train_id": ts.train_id, "train_id_ascii": ts.train_id_ascii, "combine": cfg.data.combine,
                 "seed": int(cfg.seed), "sizes_in": ts.sizes, "size": len(ts.records), "sha256": ts.digest,
-                "tree": ts.tree}
+                "tree": ts.tree, **(extra or {})}
     atomic_write_text(out_dir / "train_set.manifest.json", [json.dumps(manifest, indent=2, ensure_ascii=False)])
     if cfg.data.get("save_train_set"):
         write_jsonl(ts.records, out_dir / "train_set.jsonl")

@@ -41,11 +41,14 @@ class NLIClassifier(L.LightningModule):
     can record them without a second forward pass.
     """
 
+    # constructor arguments of a subclass kept out of the saved hyper-parameters (data, not settings)
+    unsaved_args: tuple[str, ...] = ()
+
     def __init__(self, model, optimizer: Callable[..., torch.optim.Optimizer] | None = None,
                  weight_decay: float = 0.1, warmup_ratio: float = 0.06,
                  label_permutation: Sequence[int] | None = None, val_names: Sequence[str] = ()):
         super().__init__()
-        self.save_hyperparameters(ignore=["model", "optimizer"], logger=False)
+        self.save_hyperparameters(ignore=["model", "optimizer", *self.unsaved_args], logger=False)
         self.model = model
         self.optimizer_factory = optimizer or (lambda params: torch.optim.AdamW(params, lr=1e-5))
         perm = torch.tensor(list(label_permutation)) if label_permutation is not None else None

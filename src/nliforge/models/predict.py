@@ -63,9 +63,16 @@ def token_limit(model, max_length: int) -> int:
     return min(max_length, positions - offset)
 
 
+class _Pair(NamedTuple):
+    """A (premise, hypothesis) pair with a Record's attribute names, so `input_texts` reads either."""
+
+    premise: str
+    hypothesis: str
+
+
 def predict_probs(model, records: Sequence[Record | Pair], *, datamodule=None, batch_size: int = 64,
                   max_length: int = 128, device: str = "cpu", progress: bool | None = None,
-                  desc: str = "predict") -> np.ndarray:
+                  desc: str = "predict", view: str | None = None) -> np.ndarray:
     """p(e, n, c) per record or (premise, hypothesis) pair: an (N, 3) float32 array.
 
     `model` is a classifier folder (see `classifier_folder`), a `Classifier`, or a LightningModule
@@ -73,20 +80,28 @@ def predict_probs(model, records: Sequence[Record | Pair], *, datamodule=None, b
     was trained with (its input view, max length and padding; `records` are then Records, and
     batch_size/max_length/device come from the datamodule and the module). Inputs are truncated to
     `max_length` tokens, capped by the model's position embeddings. `progress`: a bar, or None for a
-    bar only from 20 batches on."""
+    bar only from 20 batches on. `view` (`model.input`: pair, hypothesis or premise; None: the pair)
+    is what a folder or `Classifier` reads, encoded as NLIDataModule encodes that input (one side
+    alone is a single sequence), so a partial-input model is scored on the view it was trained on;
+    with a `datamodule` the view is the datamodule's, and a different `view` is refused."""
+    from nliforge.data.datamodule import check_input, input_texts
+
     if datamodule is not None:
+        if view is not None and view != datamodule.input:
+            raise NLIDataError(f"predict_probs: view={view!r}, but the datamodule encodes input={datamodule.input!r}")
         return _module_probs(model, datamodule, records, progress, desc)
     import torch
 
+    view = check_input(view or "pair")
     clf = model if isinstance(model, Classifier) else load_classifier(model)
     clf.model.to(device)
     limit = token_limit(clf.model, max_length)
-    pairs = [(r.premise, r.hypothesis) if isinstance(r, Record) else tuple(r) for r in records]
+    pairs = [_Pair(r.premise, r.hypothesis) if isinstance(r, Record) else _Pair(*r) for r in records]
 
     def batches():
         for start in range(0, len(pairs), batch_size):
             chunk = pairs[start:start + batch_size]
-            yield clf.tokenizer([p for p, _ in chunk], [h for _, h in chunk], truncation=True, max_length=limit,
+            yield clf.tokenizer(*input_texts(chunk, view), truncation=True, max_length=limit,
                                 padding=True, return_tensors="pt").to(device)
 
     def probs_of(enc):
