@@ -95,3 +95,6 @@ logged() {
     local log=$1; shift
     "$@" > "$log" 2>&1 || { echo "$0: failed ($1 ...); the end of $log:" >&2; tail -15 "$log" >&2; exit 1; }
 }
+
+# count_lines FILE: its non-blank lines (0 for an empty file; `grep -c` would fail the script there).
+count_lines() { awk 'NF' "$1" | wc -l; }

@@ -64,6 +64,9 @@ def accuracy_lines(m: pd.DataFrame, rows: list[str]) -> list[str]:
 
 
 def points(d: dict) -> str:
+    """`+1.2 [-0.3, +2.7]` in points; the interval is left out where it cannot be formed (one unit)."""
+    if d["ci_low"] != d["ci_low"]:   # NaN
+        return f"{100 * d['diff']:+.1f}"
     return f"{100 * d['diff']:+.1f} [{100 * d['ci_low']:+.1f}, {100 * d['ci_high']:+.1f}]"
 
 

@@ -166,3 +166,21 @@ def test_judge_action_writes_its_ledger_into_the_run_manifest(tmp_path, monkeypa
     ledger = RunFolder(run).manifest()["ledger"]
     assert ledger["generate"] == {"sent": 3}
     assert ledger["review_judge"]["sent"] == len(records) and ledger["review_judge"]["cached"] == len(records)
+
+
+def test_teacher_action_reviews_an_items_file_outside_the_run(classifier_run_dir, world_records, tmp_path):
+    """`items=<file.jsonl>` reviews that file (the run folder holds only the review state); it was read as
+    DictConfig's `items` method before (issue 22's WANLI review=teacher row found it)."""
+    from conftest import compose_config
+    from nliforge.data.jsonl import write_jsonl
+    from nliforge.review.cli import review
+
+    items = write_jsonl([Record(r.uid, r.premise, r.hypothesis, None, "x") for r in world_records],
+                        tmp_path / "elsewhere" / "items.jsonl")
+    run = tmp_path / "review_only"
+    run.mkdir()
+    cfg = compose_config("review", ["action=teacher", f"run={run}", f"items={items}",
+                                    f"teacher.model_dir={classifier_run_dir}", "teacher.threshold=0.0"],
+                         tmp_path / "out", tmp_path / "cache")
+    assert review(cfg)["judgements"] == len(world_records)
+    assert not (run / "dataset.jsonl").exists() and (run / "review" / "review.sqlite").is_file()

@@ -1,56 +1,79 @@
 #!/usr/bin/env bash
-# Experiment 7 (issue 8): z-filtering recipes and PoE in the synthetic world (Z-Aug Tables 2-4, 12).
-#   bash experiments/zfilter_training/run.sh          # offline, CPU; ~20 min on 2 cores
-# Scratch: $NLIFORGE_EXP (default /tmp/nliforge_exp/zfilter_training; the older name NLIFORGE_EXP_DIR still works). Finished pipeline stages
-# and finished training jobs are reused on a re-run (delete the scratch folder for a clean run).
+# Z-Aug offline with no oracle (issue 22): the three z-filtering recipes and PoE against same-size floors and
+# ceilings, on a calibrated world, 2 world seeds x 3 training seeds; consistency scored by the teacher and by an
+# oracle scorer (a measurement, never a filter); the artifacts measured as the world defines them too.
+#   bash experiments/zfilter_training/run.sh   # -> results_{zaug,par_z,seq_z,poe}.md (+ .csv), results_z.md
+# ~50 min on one CPU core. WORLD (snli_calibrated), WORLD_SEEDS (0 1), SEEDS (1,2,3), N_TRAIN (4000) override.
+# Scratch: $NLIFORGE_EXP (default /tmp/nliforge_exp/zfilter_training); FRESH=0 keeps finished steps and rows.
+# Who knows what: teacher (tau filter) and both generators are trained on D0; the hypothesis-only expert of PoE on
+# D0; the oracle scorer (the unbiased split) only scores samples after the fact.
 set -euo pipefail
-export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-export ZF_BATCH=${ZF_BATCH:-1000} # Algorithm 1's batch (the committed tables: 1000; ZF_BATCH=100 writes to batch100/)
-if [ "$ZF_BATCH" = 1000 ]; then SUFFIX=""; OUT="$HERE"; else SUFFIX="_b$ZF_BATCH"; OUT="$HERE/batch$ZF_BATCH"; fi
-S="${NLIFORGE_EXP:-${NLIFORGE_EXP_DIR:-/tmp/nliforge_exp/zfilter_training}}$SUFFIX"
-mkdir -p "$OUT"
-N_TRAIN=${N_TRAIN:-4000}          # D0 size (the demo uses 5000; reduced for the time budget)
-N_SAMPLES=${N_SAMPLES:-10000}     # samples per generator (demo 2000)
-TAU=${TAU:-0.8}                   # confidence filter; the paper's 0.95 keeps nothing here (the tiny teacher's
-                                  # p(own label) tops out at ~0.84/0.93/0.89 per label) and 0.9 keeps only neutral (README)
-mkdir -p "$S"
-cd "$ROOT"
-t0=$(date +%s)
-stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
-
-# 1. The zaug pipeline once: teacher, generators λ = 0.5 (ul) and λ = 0 (mle), samples, τ filter, Seq-Z.
-stamp "pipeline"
-nliforge-generate pipeline=zaug experiment=demo world.n_train=$N_TRAIN \
-    pipeline.zaug_sample.n_samples=$N_SAMPLES pipeline.confidence.tau=$TAU pipeline.zaug_sample.progress=false \
-    pipeline.zfilter.batch_size=$ZF_BATCH \
-    pipeline.zaug_generator.progress=false hydra.run.dir="$S/zaug_tau$TAU" > "$S/pipeline.log" 2>&1
-
-# 2. The three recipes on the same D0 and samples (what the zfilter stage calls), z table, train sets.
-stamp "recipes"
-python "$HERE/zfilter_recipes.py" prepare "$S/zaug_tau$TAU" "$S" conf/data/train_sets
-
-# 3. Tiny classifier, 3 seeds, one sweep folder per row; PoE rows renamed so the report keeps them apart.
-W="model=tiny suite=synthetic world.n_train=$N_TRAIN seed=1,2,3 logger=csv trainer.enable_progress_bar=false save_model=false"
-POE="model.poe.enabled=true"
-train() {  # row, overrides...
-    local row=$1; shift
-    if [ "$(find "$S/sweep/$row" -name metrics.csv -path '*/[0-9]*/metrics.csv' 2>/dev/null | wc -l)" -ge 3 ]; then
-        stamp "train $row: done before, skipped"; return; fi
-    stamp "train $row"
-    nliforge-train -m "$@" $W hydra.sweep.dir="$S/sweep/$row" > "$S/train_$row.log" 2>&1
-}
-train d0        'data/train_sets=[synthetic_biased]'
-train zaug      'data/train_sets=[exp_zf_zaug]'
-train par_z     'data/train_sets=[exp_zf_par_z]'
-train seq_z     'data/train_sets=[exp_zf_seq_z]'
-train poe_d0    'data/train_sets=[synthetic_biased]' data.train_sets.synthetic_biased.name=synthetic_biased_poe $POE
-train poe_seq_z 'data/train_sets=[exp_zf_seq_z]' data.train_sets.exp_zf_seq_z.name=exp_zf_seq_z_poe $POE
-
-# 4. Report (mean ± std over seeds) and results.md.
-stamp "report"
-nliforge-report sweep="$S/sweep" out="$OUT/report" > "$S/report.log" 2>&1
-for r in zaug par_z seq_z; do cp "$S/recipes/$r/zaug_report.md" "$OUT/zaug_report_$r.md"; done
-python "$HERE/zfilter_recipes.py" results "$S" "$OUT"
-stamp "done: $OUT/results.md"
+source "$HERE/../common.sh"
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+scratch zfilter_training
+N_TRAIN="${N_TRAIN:-4000}"          # D0 size
+N_SAMPLES="${N_SAMPLES:-10000}"     # samples per generator
+N_ORACLE="${N_ORACLE:-10000}"       # the oracle scorer: this many unbiased pairs (measurement only)
+TAU="${TAU:-0.8}"                   # confidence filter (the paper's 0.95 keeps nothing with the tiny teacher)
+export ZF_BATCH="${ZF_BATCH:-1000}" # Algorithm 1's batch: the first value used, fixed before any result (the paper gives none)
+for ws in $WORLD_SEEDS; do
+    W="$R/world$ws"; mkdir -p "$W"
+    WORLD_ARGS=(world="$WORLD" world.seed="$ws")
+    stamp "world $ws: the oracle scorer ($N_ORACLE unbiased pairs; scores samples, filters nothing)"
+    [ -f "$W/oracle/model/config.json" ] || logged "$W/oracle.log" nliforge-train 'data/train_sets=[synthetic]' \
+        "${WORLD_ARGS[@]}" world.n_train="$N_ORACLE" model=tiny seed=0 suite=synthetic callbacks=none logger=none \
+        trainer.enable_progress_bar=false hydra.run.dir="$W/oracle"
+    stamp "world $ws: the zaug pipeline (teacher, generators ul and mle on D0, $N_SAMPLES samples each, tau $TAU, Seq-Z)"
+    [ -f "$W/zaug/dataset.jsonl" ] || logged "$W/pipeline.log" nliforge-generate pipeline=zaug experiment=demo \
+        "${WORLD_ARGS[@]}" world.n_train="$N_TRAIN" pipeline.zaug_sample.n_samples="$N_SAMPLES" pipeline.confidence.tau="$TAU" \
+        pipeline.zaug_sample.progress=false pipeline.zfilter.batch_size="$ZF_BATCH" pipeline.zaug_generator.progress=false \
+        hydra.run.dir="$W/zaug"
+    stamp "world $ws: the three recipes, z tables, oracle agreement"
+    ZF_SUFFIX="_w$ws" logged "$W/recipes.log" python "$HERE/zfilter_recipes.py" prepare "$W/zaug" "$W" conf/data/train_sets "$W/oracle"
+    stamp "world $ws: the hypothesis-only expert for PoE (D0, model.input=hypothesis)"
+    [ -f "$W/hyp_only/model/config.json" ] || logged "$W/hyp_only.log" nliforge-train 'data/train_sets=[synthetic_biased]' \
+        "${WORLD_ARGS[@]}" world.n_train="$N_TRAIN" model=tiny model.input=hypothesis seed=0 suite=synthetic callbacks=none \
+        logger=none trainer.enable_progress_bar=false hydra.run.dir="$W/hyp_only"
+    size() { count_lines "$W/recipes/$1/dataset.jsonl"; }
+    N_ZAUG=$(( $(size zaug) - N_TRAIN )); N_PAR=$(size par_z); N_SEQ=$(size seq_z)
+    echo "zaug_added=$N_ZAUG par_z=$N_PAR seq_z=$N_SEQ" > "$W/sizes"
+    stamp "world $ws: rows (Z-Aug adds $N_ZAUG to D0; Par-Z has $N_PAR pairs, Seq-Z $N_SEQ)"
+    BIASED='data/train_sets=[synthetic_biased]'
+    train_row "$ws" 01_d0 "$BIASED" world.n_train="$N_TRAIN"
+    if [ "$N_ZAUG" -gt 0 ]; then   # Z-Aug = D0 when no sample passes both filters: then it has no rows
+        train_row "$ws" 02_zaug_floor "$BIASED" world.n_train="$((N_TRAIN + N_ZAUG))"
+        train_row "$ws" 03_zaug "data/train_sets=[exp_zf_zaug_w$ws]" world.n_train="$N_TRAIN"
+        train_row "$ws" 04_zaug_ceiling 'data/train_sets=[synthetic_biased,synthetic]' data.combine=augment \
+            world.n_train="$N_TRAIN" data.train_sets.synthetic.limit="$N_ZAUG" +data.train_sets.synthetic.limit_seed=0
+    fi
+    train_row "$ws" 05_par_floor "$BIASED" world.n_train="$N_PAR"
+    train_row "$ws" 06_par_z "data/train_sets=[exp_zf_par_z_w$ws]" world.n_train="$N_TRAIN"
+    train_row "$ws" 07_par_ceiling 'data/train_sets=[synthetic]' world.n_train="$N_PAR"
+    train_row "$ws" 08_seq_floor "$BIASED" world.n_train="$N_SEQ"
+    train_row "$ws" 09_seq_z "data/train_sets=[exp_zf_seq_z_w$ws]" world.n_train="$N_TRAIN"
+    train_row "$ws" 10_seq_ceiling 'data/train_sets=[synthetic]' world.n_train="$N_SEQ"
+    train_row "$ws" 11_poe_head "$BIASED" world.n_train="$N_TRAIN" model.poe.enabled=true
+    train_row "$ws" 12_poe_frozen "$BIASED" world.n_train="$N_TRAIN" model.poe.enabled=true model.poe.bias_model="$W/hyp_only"
+    train_row "$ws" 13_d0_ceiling 'data/train_sets=[synthetic]' world.n_train="$N_TRAIN"
+    train_row "$ws" 14_poe_seq_z "data/train_sets=[exp_zf_seq_z_w$ws]" world.n_train="$N_TRAIN" model.poe.enabled=true \
+        model.poe.bias_model="$W/hyp_only"
+done
+stamp "tables"
+T=(python "$HERE/../controls_table.py" --scratch "$R")
+NOTE="Sizes per world seed: $(for ws in $WORLD_SEEDS; do printf 'world %s: %s; ' "$ws" "$(cat "$R/world$ws/sizes")"; done)"
+grep -q "zaug_added=0 " "$R"/world*/sizes || "${T[@]}" --out "$HERE/results_zaug.md" --row 01_d0="D0" --row 02_zaug_floor="floor: D0 + N biased" \
+    --row 03_zaug="Z-Aug: Z(D_G | D0)" --row 04_zaug_ceiling="ceiling: D0 + N unbiased" --floor 02_zaug_floor \
+    --ceiling 04_zaug_ceiling --title "Z-Aug (D0 + N z-filtered samples) on $WORLD" --note "$NOTE" > /dev/null
+"${T[@]}" --out "$HERE/results_par_z.md" --row 05_par_floor="floor: M biased" --row 06_par_z="Par-Z: Z(D0) ∪ Z(D_G)" \
+    --row 07_par_ceiling="ceiling: M unbiased" --row 01_d0="D0" --floor 05_par_floor --ceiling 07_par_ceiling \
+    --title "Par-Z (M pairs) on $WORLD" --note "$NOTE" > /dev/null
+"${T[@]}" --out "$HERE/results_seq_z.md" --row 08_seq_floor="floor: M biased" --row 09_seq_z="Seq-Z: Z(D_G | Z(D0))" \
+    --row 10_seq_ceiling="ceiling: M unbiased" --row 14_poe_seq_z="PoE (frozen expert) on Seq-Z" --row 01_d0="D0" \
+    --floor 08_seq_floor --ceiling 10_seq_ceiling --title "Seq-Z (M pairs) on $WORLD" --note "$NOTE" > /dev/null
+"${T[@]}" --out "$HERE/results_poe.md" --row 01_d0="floor: D0 (plain training)" --row 11_poe_head="PoE, joint bias head" \
+    --row 12_poe_frozen="PoE, frozen hypothesis-only expert" --row 13_d0_ceiling="ceiling: as many unbiased pairs" \
+    --floor 01_d0 --ceiling 13_d0_ceiling --compare 12_poe_frozen:11_poe_head \
+    --title "Product of experts on D0 ($N_TRAIN pairs) on $WORLD" --note "$NOTE" > /dev/null
+python "$HERE/zfilter_recipes.py" zsummary "$R" "$HERE/results_z.md"
+stamp "done: $HERE/results_*.md"

@@ -1,8 +1,8 @@
 """Experiment 7 helper (issue 8): the three z-filtering recipes from ONE zaug pipeline run, the z of
 the planted artifacts before/after, label consistency, train-set registration, and results.md.
 
-    python zfilter_recipes.py prepare RUN_DIR SCRATCH CONF_DIR   # recipes + z table + train-set YAMLs
-    python zfilter_recipes.py results SCRATCH EXP_DIR            # results.md/.csv from the report
+    python zfilter_recipes.py prepare RUN_DIR SCRATCH CONF_DIR [ORACLE_DIR]   # recipes + z tables + train-set YAMLs
+    python zfilter_recipes.py zsummary SCRATCH OUT.md           # results_z.md over the world seeds
 
 `prepare` calls exactly what the pipeline's `zfilter` stage calls (`run_recipe`, `biased_report`) on
 the pipeline's own D0 (classifier/train_set.jsonl) and confidence-filtered samples of the `ul`
@@ -12,7 +12,6 @@ used recipe seq_z; its dataset.jsonl must equal the seq_z output here (checked).
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import sys
@@ -25,13 +24,12 @@ from nliforge.filtering.zstats import dataset_biased, feature_label_counts, labe
 from nliforge.pipeline.classifier import ClassifierRun
 from nliforge.pipeline.run_folder import RunFolder
 from nliforge.pipeline.zaug_report import RECIPES, biased_report, run_recipe
+from nliforge.world.artifacts import ARTIFACTS, measure_artifact
 
 K, VARIANT = 20, "ul"
 BATCH = int(os.environ.get("ZF_BATCH", "1000"))  # Algorithm 1's batch; run.sh passes the pipeline's own
+SUFFIX = os.environ.get("ZF_SUFFIX", "")        # appended to the registered set names (one per world seed)
 PLANTED = [("not@hypothesis", "contradiction"), ("full-lex-overlap", "entailment"), ("hypo-len:10-14", "neutral")]
-ROW_NAMES = {"synthetic_biased": "D0 (synthetic_biased)", "exp_zf_zaug": "Z-Aug  Z(D_G|D0)",
-             "exp_zf_par_z": "Par-Z  Z(D0) ∪ Z(D_G)", "exp_zf_seq_z": "Seq-Z  Z(D_G|Z(D0))",
-             "synthetic_biased_poe": "PoE w/ D0", "exp_zf_seq_z_poe": "PoE w/ Seq-Z"}
 
 
 def planted_z(records) -> dict:
@@ -52,7 +50,32 @@ def planted_z(records) -> dict:
     return out
 
 
-def prepare(run_dir: Path, scratch: Path, conf_dir: Path) -> None:
+def world_z(records) -> dict:
+    """Each planted artifact as the WORLD defines it (issue 22: not only the z-filter's n-gram proxy):
+    prevalence, p̂(target | feature) and z* = (p̂ − 1/3) / sqrt(1/3 · 2/3 / n_feature) (Z-Aug §3.1)."""
+    out = {}
+    for name in ARTIFACTS:
+        m = measure_artifact(records, name)
+        n = m["n_feature"]
+        z = (m["p_target_given_feature"] - 1 / 3) / ((2 / 9) / n) ** 0.5 if n else None
+        out[name] = {"p_feature": round(m["p_feature"], 3), "p_target": round(m["p_target_given_feature"], 3),
+                     "n": n, "z": None if z is None else round(z, 2)}
+    return out
+
+
+def oracle_agreement(run_dir: Path, oracle_dir: Path) -> dict:
+    """Per generator variant: the share of parsed samples whose generated label the oracle SCORER (a
+    classifier on the unbiased split; a measurement, never a filter) agrees with."""
+    rows = RunFolder(run_dir).read_rows("zaug_sample")
+    oracle, out = ClassifierRun(oracle_dir), {}
+    for variant in sorted({r["variant"] for r in rows}):
+        recs = [r for r in rows if r["variant"] == variant]
+        probs = oracle.final_probs([(r["premise"], r["hypothesis"]) for r in recs])
+        out[variant] = round(sum(LABELS[int(p.argmax())] == r["label"] for p, r in zip(probs, recs)) / len(recs), 4)
+    return out
+
+
+def prepare(run_dir: Path, scratch: Path, conf_dir: Path, oracle_dir: Path | None = None) -> None:
     folder = RunFolder(run_dir)
     d0 = [r for r in ClassifierRun(run_dir / "classifier").train_records() if r.label is not None]
     conf_rows = folder.read_rows("confidence")
@@ -61,6 +84,7 @@ def prepare(run_dir: Path, scratch: Path, conf_dir: Path) -> None:
     sizes = {"d0": len(d0), "generated_after_tau": {v: sum(r["meta"]["variant"] == v for r in conf_rows)
                                                     for v in consistency}}
     z = {"D0": planted_z(d0), "D0 + D_G (unfiltered)": planted_z(d0 + gen)}
+    wz = {"D0": world_z(d0), "D0 + D_G (unfiltered)": world_z(d0 + gen)}
     top5 = {}
     for recipe in RECIPES:
         out = scratch / "recipes" / recipe
@@ -74,7 +98,8 @@ def prepare(run_dir: Path, scratch: Path, conf_dir: Path) -> None:
         sizes[recipe] = {"kept": len(kept), "from_d0": len(kept) - n_gen, "generated": n_gen,
                          "rejected": len(rejected)}
         z[recipe] = planted_z(kept)
-        name = f"exp_zf_{recipe}"
+        wz[recipe] = world_z(kept)
+        name = f"exp_zf_{recipe}{SUFFIX}"
         (conf_dir / f"{name}.yaml").write_text(
             f"# Registered by experiments/zfilter_training/run.sh from {run_dir} (recipe {recipe})\n"
             f"{name}:\n  name: {name}\n  loader: jsonl\n  path: \"{path.resolve()}\"\n"
@@ -85,8 +110,9 @@ def prepare(run_dir: Path, scratch: Path, conf_dir: Path) -> None:
     same = [json.loads(a)["uid"] for a in final] == [json.loads(b)["uid"] for b in ours]
     sizes["seq_z_matches_pipeline_output"] = same
     top5["D0"] = {l: [list(x) for x in v[:5]] for l, v in dataset_biased(d0, k=K).items()}
-    stats = {"label_consistency": consistency, "sizes": sizes, "planted_z": z, "top5": top5,
-             "k": K, "batch_size": BATCH, "variant": VARIANT}
+    stats = {"label_consistency": consistency, "sizes": sizes, "planted_z": z, "world_z": wz, "top5": top5,
+             "k": K, "batch_size": BATCH, "variant": VARIANT,
+             "oracle_agrees": oracle_agreement(run_dir, oracle_dir) if oracle_dir else None}
     (scratch / "zstats.json").write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
     print(json.dumps({"sizes": sizes, "label_consistency": consistency}, indent=2))
     if not same:
@@ -99,66 +125,43 @@ def _cell(d: dict) -> str:
     return f"{d['rank'] if d['rank'] else '>20'} / {d['z']:.1f} (p̂={d['p_target']:.2f}, n={d['n']})"
 
 
-def results(scratch: Path, exp: Path) -> None:
-    stats = json.loads((scratch / "zstats.json").read_text(encoding="utf-8"))
-    L = ["# Experiment 7: z-filtering and PoE in the synthetic world (results)", "",
-         "Generated by `experiments/zfilter_training/run.sh`; narrative in README.md.", "",
-         "## Label consistency (teacher argmax = generated label; confidence stage)", "",
-         "| generator | samples parsed | teacher agrees | p_teacher(own) > τ |", "|---|---|---|---|"]
-    for v, c in stats["label_consistency"].items():
-        lam = "λ = 0.5 (unlikelihood)" if v == "ul" else "λ = 0 (MLE)"
-        L.append(f"| {v}: {lam} | {c['samples']} | {100 * c['teacher_agrees']:.1f}% | {c['above_tau']} |")
-    s = stats["sizes"]
-    L += ["", "## Set sizes", "", f"D0: {s['d0']}; generated after τ: {s['generated_after_tau']} "
-          f"(only `{stats['variant']}` is filtered). k = {stats['k']}, batch {stats['batch_size']}. "
-          f"Seq-Z output identical to the pipeline's own dataset.jsonl: {s['seq_z_matches_pipeline_output']}.", "",
-          "| recipe | kept | from D0 | generated | rejected |", "|---|---|---|---|---|"]
-    for r in RECIPES:
-        L.append(f"| {r} | {s[r]['kept']} | {s[r]['from_d0']} | {s[r]['generated']} | {s[r]['rejected']} |")
-    L += ["", "## Planted artifacts: rank in the label's top 20 / z* (p̂(target|feature), n)", "",
-          "| dataset | " + " | ".join(f"`{f}` → {l}" for f, l in PLANTED) + " |", "|---|---|---|---|"]
-    zrows = []
-    for ds, feats in stats["planted_z"].items():
-        L.append(f"| {ds} | " + " | ".join(_cell(feats[f]) for f, _ in PLANTED) + " |")
-        for f, l in PLANTED:
-            zrows.append({"table": "planted_z", "dataset": ds, "feature": f, "label": l, **{
-                k: feats[f][k] for k in ("z", "n", "p_target", "rank")}})
-    L += ["", "Top-5 biased features per label after each recipe (Table 12 form) are in "
-          "`zaug_report_<recipe>.md`; D0's and the outputs' top 3:", "",
-          "| label | D0 | " + " | ".join(RECIPES) + " |", "|---|---|---|---|---|"]
-    for label in LABELS:
-        cells = [", ".join(f"`{n}` {z:.1f}" for n, z in stats["top5"][ds][label][:3]) for ds in ["D0", *RECIPES]]
-        L.append(f"| {label} | " + " | ".join(cells) + " |")
-    # the training table: nliforge-report's report.md
-    L += ["", "## Training (tiny model, 3 seeds; accuracy %, mean ± std over seeds)", ""]
-    L += [ln for ln in (exp / "report" / "report.md").read_text(encoding="utf-8").splitlines()
-          if not ln.startswith("# ")]   # nliforge-report's own title
-    per = {}
-    for path in sorted((scratch / "sweep").glob("*/[0-9]*/metrics.csv")):
-        for r in csv.DictReader(path.open(encoding="utf-8")):
-            if r["metric"] == "acc":
-                per.setdefault((r["train_id"], int(r["seed"])), {})[r["eval_set"]] = 100 * float(r["value"])
-    sets = list(dict.fromkeys(s for v in per.values() for s in v))
-    L += ["", "Per seed (acc %):", "", "| train set | seed | " + " | ".join(s.replace("synthetic_", "") for s in sets)
-          + " |", "|---|---|" + "---|" * len(sets)]
-    for (tid, seed), v in sorted(per.items(), key=lambda kv: (list(ROW_NAMES).index(kv[0][0])
-                                                               if kv[0][0] in ROW_NAMES else 99, kv[0][1])):
-        L.append(f"| {tid} | {seed} | " + " | ".join(f"{v.get(s, float('nan')):.1f}" for s in sets) + " |")
-    with (exp / "results.csv").open("w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=["table", "dataset", "feature", "label", "z", "n", "p_target", "rank"])
-        w.writeheader()
-        w.writerows(zrows)
-        for v, c in stats["label_consistency"].items():
-            w.writerow({"table": "label_consistency", "dataset": v, "feature": "teacher_agrees",
-                        "z": c["teacher_agrees"], "n": c["samples"]})
-    (exp / "results.md").write_text("\n".join(L) + "\n", encoding="utf-8")
+def _world_cell(d: dict) -> str:
+    return "absent" if d["z"] is None else f"{d['z']:.1f} (p̂={d['p_target']:.2f}, {100 * d['p_feature']:.0f}%)"
+
+
+def z_summary(scratch: Path, out: Path) -> None:
+    """results_z.md: per world seed, label consistency (teacher and oracle scorer), set sizes, and each planted
+    artifact after each recipe, by the z-filter's n-gram proxy and by the world's own definition."""
+    L = ["# Z-Aug offline: label consistency and the planted artifacts, per world seed", "",
+         "Written by `experiments/zfilter_training/run.sh` (`zfilter_recipes.py zsummary`). World-defined z* = "
+         "(p̂ − 1/3) / sqrt(2/9 / n_feature) for the artifact's target label; significant at |z*| > 4.79 "
+         "(Gardner et al. 2021's Bonferroni bound, as the proxy's).", ""]
+    for path in sorted(scratch.glob("world*/zstats.json")):
+        st = json.loads(path.read_text(encoding="utf-8"))
+        L += [f"## {path.parent.name}", "", "| generator | samples | teacher agrees | oracle scorer agrees |",
+              "|---|---|---|---|"]
+        for v, c in st["label_consistency"].items():
+            oracle = (st.get("oracle_agrees") or {}).get(v)
+            L.append(f"| {v} | {c['samples']} | {100 * c['teacher_agrees']:.1f}% | "
+                     + (f"{100 * oracle:.1f}%" if oracle is not None else "–") + " |")
+        sz = st["sizes"]
+        L += ["", "Sizes: D0 " + str(sz["d0"]) + "; " + "; ".join(
+            f"{r} {sz[r]['kept']} ({sz[r]['generated']} generated)" for r in RECIPES), "",
+            "| set | " + " | ".join(f"{a}: proxy z (p̂, n) / world z (p̂, prevalence)" for a in ARTIFACTS) + " |",
+            "|---|" + "---|" * len(ARTIFACTS)]
+        proxy = dict(zip(ARTIFACTS, [f for f, _ in PLANTED]))
+        for ds in st["world_z"]:
+            cells = [f"{_cell(st['planted_z'][ds][proxy[a]])} / {_world_cell(st['world_z'][ds][a])}" for a in ARTIFACTS]
+            L.append(f"| {ds} | " + " | ".join(cells) + " |")
+        L.append("")
+    out.write_text("\n".join(L) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
     cmd, *args = sys.argv[1:] or ["--help"]
     if cmd == "prepare":
-        prepare(Path(args[0]), Path(args[1]), Path(args[2]))
-    elif cmd == "results":
-        results(Path(args[0]), Path(args[1]))
+        prepare(Path(args[0]), Path(args[1]), Path(args[2]), Path(args[3]) if len(args) > 3 else None)
+    elif cmd == "zsummary":
+        z_summary(Path(args[0]), Path(args[1]))
     else:
         sys.exit(__doc__)

@@ -24,7 +24,7 @@ def review_dir(cfg: DictConfig) -> Path:
 
 def load_items(cfg: DictConfig) -> list[Record]:
     """The examples under review: `items`, or the run's final dataset."""
-    path = Path(cfg.items) if cfg.get("items") else Path(cfg.run) / "dataset.jsonl"
+    path = Path(cfg["items"]) if cfg.get("items") else Path(cfg.run) / "dataset.jsonl"
     if not path.is_file():
         raise NLIDataError(f"{path}: no dataset to review (run nliforge-generate first, or give items=<file.jsonl>)")
     return read_jsonl(path)
