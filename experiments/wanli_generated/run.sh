@@ -1,75 +1,78 @@
 #!/usr/bin/env bash
-# Experiment 6 (issue 8): generated-and-reviewed WANLI-style data vs the biased base, alone, + and ◇,
-# on the synthetic world, offline: the one command of this experiment.
-#   bash experiments/wanli_generated/run.sh
-# Scratch outputs go to $NLIFORGE_EXP (default /tmp/nliforge_exp/wanli_generated); the tables are written
-# into experiments/wanli_generated/report/. Registers data/train_sets=[exp_wanli_reviewed]
-# (conf/data/train_sets/exp_wanli_reviewed.yaml, gitignored, pointing into the scratch folder).
-# ONLY_DATA=1 stops after the reviewed set is registered (experiments/combined/run.sh uses this).
-#   bash experiments/wanli_generated/run.sh review=teacher   # reviewer = the WANLI run's classifier on D0;
-#        scratch .../wanli_generated_review_teacher, tables -> report_review_teacher/
-# review=annotator (the default; also REVIEW=...) reviews with the annotators' stand-in (step 1), trained on
-# the world's unbiased split: it knows the true labels, standing in for people (common.sh).
-# NB (issue 22 audit): the generator LM of step 2 (the demo's stand-in) is trained on the unbiased split too.
+# WANLI offline with no oracle (issue 22): generated and reviewed W against a same-size floor and ceiling, with
+# the mechanism's ablations, on a calibrated world, 2 world seeds x 3 training seeds.
+#   bash experiments/wanli_generated/run.sh     # tables -> experiments/wanli_generated/results.md (+ .csv, counts.json)
+# ~40 min on one CPU core. WORLD (snli_calibrated), WORLD_SEEDS (0 1), SEEDS (1,2,3), N_TRAIN (4000) override.
+# Scratch: $NLIFORGE_EXP (default /tmp/nliforge_exp/wanli_generated); FRESH=0 keeps finished steps and rows.
+# Who knows what (README): the generator LM is trained on D0's pairs WITHOUT their labels; the classifier behind
+# the data map and max variability on D0; only the annotators' stand-in (people) knows the true labels, and the
+# review=teacher row replaces it by the D0 classifier, so that nothing in that row knows them.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../common.sh"
-review_choice "$@"
-if [ "$REVIEW" = annotator ]; then SUFFIX=""; else SUFFIX="_review_$REVIEW"; fi
-SCRATCH="${NLIFORGE_EXP:-/tmp/nliforge_exp/wanli_generated$SUFFIX}"
-OUT="$HERE/report$SUFFIX"
-N_TRAIN="${N_TRAIN:-8000}"          # D0 = synthetic_biased with this many pairs (the demo has 20,000; reduced for time)
-EPOCHS="${EPOCHS:-5}"               # training rows: tiny model, its recipe's 5 epochs
-THRESHOLD="${THRESHOLD:-0.8}"       # teacher review: keep p(argmax) >= this
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-# FRESH=1 (default) starts from nothing; FRESH=0 keeps finished steps (teacher, generation stages) and
-# redoes the rest: the review (e.g. with another THRESHOLD) and every training job.
-[ "${FRESH:-1}" = 1 ] && rm -rf "$SCRATCH"
-mkdir -p "$SCRATCH"; rm -rf "$SCRATCH/sweep"
-T0=$SECONDS
-stamp() { echo "== [$((SECONDS - T0)) s] $*"; }
-
-# $SCRATCH/teacher is the annotators' stand-in (the folder keeps its old name: experiments/combined reuses it
-# as DISCO's teacher); with review=teacher it is trained only for that (ONLY_DATA=1).
-if [ "$REVIEW" = annotator ] || [ "${ONLY_DATA:-0}" = 1 ]; then
-    stamp "1/6 the annotators' stand-in: the demo's recipe (20,000 pairs, 5 epochs) on the UNBIASED world split"
-    [ -f "$SCRATCH/teacher/model/config.json" ] || nliforge-train experiment=demo 'data/train_sets=[synthetic]' seed=0 \
-        callbacks=none logger=none trainer.enable_progress_bar=false hydra.run.dir="$SCRATCH/teacher"
-fi
-
-stamp "2/6 WANLI generation (offline demo models; classifier on D0 for 5 epochs; every seed above the 0.75 quantile, no cap)"
-nliforge-generate pipeline=wanli experiment=demo world.n_train="$N_TRAIN" model.max_epochs=5 pipeline.seeds.max_per_label=null \
-    trainer.enable_progress_bar=false generator.runner.progress=false hydra.run.dir="$SCRATCH/wanli"
-
-REVIEWER=$(reviewer_dir "$SCRATCH/wanli" "$SCRATCH/teacher")
-stamp "3/6 review=$REVIEW ($REVIEWER), then the automatic aggregate -> data/train_sets=[exp_wanli_reviewed]"
-nliforge-review teacher run="$SCRATCH/wanli" teacher.model_dir="$REVIEWER" teacher.threshold="$THRESHOLD"
-nliforge-review aggregate run="$SCRATCH/wanli" aggregate.mode=automatic aggregate.name=exp_wanli_reviewed \
-    aggregate.reviewer="$(reviewer_id "$REVIEWER")"
-stamp "data done"
-[ "${ONLY_DATA:-0}" = 1 ] && exit 0
-
-COMMON=(world.n_train="$N_TRAIN" model.max_epochs="$EPOCHS" suite=synthetic seed=1,2,3 callbacks=none
-        logger=none save_model=false trainer.enable_progress_bar=false)
-stamp "4/6 rows: D0 alone, W alone (3 seeds each)"
-nliforge-train -m 'data/train_sets=[synthetic_biased]' "${COMMON[@]}" hydra.sweep.dir="$SCRATCH/sweep/1_base"
-nliforge-train -m 'data/train_sets=[exp_wanli_reviewed]' "${COMMON[@]}" hydra.sweep.dir="$SCRATCH/sweep/2_w"
-stamp "5/6 rows: D0 + W and D0 ◇ W (3 seeds each)"
-nliforge-train -m 'data/train_sets=[synthetic_biased,exp_wanli_reviewed]' data.combine=augment "${COMMON[@]}" \
-    hydra.sweep.dir="$SCRATCH/sweep/3_plus"
-nliforge-train -m 'data/train_sets=[synthetic_biased,exp_wanli_reviewed]' data.combine=replace "${COMMON[@]}" \
-    hydra.sweep.dir="$SCRATCH/sweep/4_rep"
-
-stamp "6/6 report"
-ID='[synthetic_dev,synthetic_test,synthetic_test_2class]'
-nliforge-report sweep="$SCRATCH/sweep" out="$OUT" \
-    "in_domain={synthetic_biased:$ID,exp_wanli_reviewed:$ID,synthetic_biased+exp_wanli_reviewed:$ID,synthetic_biased_rep_exp_wanli_reviewed:$ID}"
-python - "$SCRATCH" "$HERE/data_counts$SUFFIX.json" <<'PY'
-import json, sys, pathlib
-s, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-man = json.loads((s / "wanli/manifest.json").read_text())
-rep = json.loads((s / "wanli/review/review_report.json").read_text())
-out.write_text(json.dumps({"generation_manifest_stages": man.get("stages", man),
-                                                   "review_report": rep}, indent=1, default=str) + "\n")
-PY
-stamp "done: $OUT/report.md"
+scratch wanli_generated
+N_TRAIN="${N_TRAIN:-4000}"          # D0 = this many pairs of the biased split
+N_ANNOT="${N_ANNOT:-10000}"         # the annotators' stand-in: this many UNBIASED pairs (people know the labels)
+THRESHOLD="${THRESHOLD:-0.8}"       # review: keep a pair when the reviewer's p(argmax) >= this
+VARIANTS=(full randseeds randkeep nofilter)
+for ws in $WORLD_SEEDS; do
+    W="$R/world$ws"; mkdir -p "$W"
+    WORLD_ARGS=(world="$WORLD" world.seed="$ws")
+    stamp "world $ws: the annotators' stand-in ($N_ANNOT unbiased pairs, 5 epochs)"
+    [ -f "$W/annotator/model/config.json" ] || logged "$W/annotator.log" nliforge-train 'data/train_sets=[synthetic]' "${WORLD_ARGS[@]}" \
+        world.n_train="$N_ANNOT" model=tiny seed=0 suite=synthetic callbacks=none logger=none \
+        trainer.enable_progress_bar=false hydra.run.dir="$W/annotator"
+    GEN=(pipeline=wanli experiment=demo "${WORLD_ARGS[@]}" world.n_train="$N_TRAIN" model.max_epochs=5
+         pipeline.seeds.max_per_label=null pipeline.generator_lm.split=train_biased pipeline.generator_lm.labels=false
+         trainer.enable_progress_bar=false generator.runner.progress=false)
+    SHARED=(pipeline.classifier.run_dir="$W/gen_full/classifier" stand_in.generator.model="$W/gen_full/generator_lm")
+    REST=(seeds exemplars prompts generate parse)
+    stamp "world $ws: generation, full (seeds above the 0.75 variability quantile; heuristics; top half by max variability)"
+    logged "$W/gen_full.log" nliforge-generate "${GEN[@]}" hydra.run.dir="$W/gen_full"
+    stamp "world $ws: ablations (the same classifier and LM): random seeds; random half kept; no filters"
+    logged "$W/gen_randseeds.log" nliforge-generate "${GEN[@]}" "${SHARED[@]}" pipeline.seeds.quantile=0.0 \
+        "pipeline.stages=[classifier,$(IFS=,; echo "${REST[*]}"),heuristics,variability]" hydra.run.dir="$W/gen_randseeds"
+    logged "$W/gen_randkeep.log" nliforge-generate "${GEN[@]}" "${SHARED[@]}" pipeline.variability.select=random \
+        "pipeline.stages=[classifier,$(IFS=,; echo "${REST[*]}"),heuristics,variability]" hydra.run.dir="$W/gen_randkeep"
+    logged "$W/gen_nofilter.log" nliforge-generate "${GEN[@]}" "${SHARED[@]}" \
+        "pipeline.stages=[classifier,$(IFS=,; echo "${REST[*]}")]" hydra.run.dir="$W/gen_nofilter"
+    stamp "world $ws: review (annotators' stand-in for each variant; the D0 classifier for the full one)"
+    for v in "${VARIANTS[@]}"; do
+        logged "$W/review_$v.log" nliforge-review teacher run="$W/gen_$v" teacher.model_dir="$W/annotator" teacher.threshold="$THRESHOLD"
+        logged "$W/review_${v}_agg.log" nliforge-review aggregate run="$W/gen_$v" aggregate.mode=automatic aggregate.name="exp_wg_${v}_w$ws" \
+            aggregate.reviewer="$(reviewer_id "$W/annotator")"
+    done
+    mkdir -p "$W/gen_teacher"
+    logged "$W/review_teacher.log" nliforge-review teacher run="$W/gen_teacher" items="$W/gen_full/dataset.jsonl" teacher.model_dir="$W/gen_full/classifier" \
+        teacher.threshold="$THRESHOLD"
+    logged "$W/review_teacher_agg.log" nliforge-review aggregate run="$W/gen_teacher" items="$W/gen_full/dataset.jsonl" aggregate.mode=automatic \
+        aggregate.name="exp_wg_teacher_w$ws" aggregate.reviewer="$(reviewer_id "$W/gen_full/classifier")"
+    # every W is cut to the size of the smallest one (a seeded random subset), so one floor and one ceiling fit all
+    N_ADD=$(for v in "${VARIANTS[@]}" teacher; do count_lines "$W/gen_$v/review/reviewed.jsonl"; done | sort -n | head -1)
+    echo "$N_ADD" > "$W/n_add"
+    [ "$N_ADD" -gt 0 ] || { echo "$0: world $ws: N = 0 (no reviewed pair in some variant); nothing to add, stopping" >&2; exit 1; }
+    stamp "world $ws: N_ADD = $N_ADD pairs added by every row (the smallest reviewed W)"
+    train_row "$ws" 1_d0 'data/train_sets=[synthetic_biased]' world.n_train="$N_TRAIN"
+    train_row "$ws" 2_floor 'data/train_sets=[synthetic_biased]' world.n_train="$((N_TRAIN + N_ADD))"
+    train_row "$ws" 9_ceiling 'data/train_sets=[synthetic_biased,synthetic]' data.combine=augment world.n_train="$N_TRAIN" \
+        data.train_sets.synthetic.limit="$N_ADD" +data.train_sets.synthetic.limit_seed=0
+    i=3
+    for v in "${VARIANTS[@]}" teacher; do
+        set_name="exp_wg_${v}_w$ws"
+        train_row "$ws" "${i}_$v" "data/train_sets=[synthetic_biased,$set_name]" data.combine=augment world.n_train="$N_TRAIN" \
+            data.train_sets.$set_name.limit="$N_ADD" +data.train_sets.$set_name.limit_seed=0
+        i=$((i + 1))
+    done
+done
+stamp "tables"
+python "$HERE/../controls_table.py" --scratch "$R" --out "$HERE/results.md" \
+    --row 1_d0="D0" --row 2_floor="floor: D0 + N biased" --row 3_full="D0 + W (WANLI)" \
+    --row 4_randseeds="D0 + W, random seeds" --row 5_randkeep="D0 + W, random half kept" \
+    --row 6_nofilter="D0 + W, no filters" --row 7_teacher="D0 + W, review=teacher" \
+    --row 9_ceiling="ceiling: D0 + N unbiased" --floor 2_floor --ceiling 9_ceiling \
+    --compare 3_full:4_randseeds --compare 3_full:5_randkeep --compare 3_full:6_nofilter --compare 3_full:1_d0 \
+    --title "WANLI offline, no oracle, on $WORLD: $N_TRAIN pairs of D0 + N added" \
+    --note "N per world seed (the smallest reviewed W): $(for ws in $WORLD_SEEDS; do printf 'world %s: %s; ' "$ws" "$(cat "$R/world$ws/n_add")"; done)"
+python "$HERE/counts.py" "$R" "$HERE/counts.json"
+stamp "done: $HERE/results.md"
