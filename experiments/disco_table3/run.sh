@@ -1,40 +1,60 @@
 #!/usr/bin/env bash
-# DISCO Tables 3 and 5 on the synthetic world, offline: the one command of this experiment.
-#   bash experiments/disco_table3/run.sh
-# Scratch outputs go to $NLIFORGE_EXP (default /tmp/nliforge_exp/disco_table3); the tables are
-# written into experiments/disco_table3/report*. About 15 minutes on 2 idle CPU cores.
+# DISCO offline with no oracle (issue 22): teacher-filtered counterfactuals against a same-size floor and ceiling,
+# with and without the teacher filter, on a calibrated world, 2 world seeds x 3 training seeds.
+#   bash experiments/disco_table3/run.sh     # tables -> experiments/disco_table3/results.md (+ .csv, counts.json)
+# ~40 min on one CPU core. WORLD (snli_calibrated), WORLD_SEEDS (0 1), SEEDS (1,2,3), N_TRAIN (4000) override.
+# Scratch: $NLIFORGE_EXP (default /tmp/nliforge_exp/disco_table3); FRESH=0 keeps finished steps and rows.
+# Who knows what (README): the task classifier (data map) and the teacher are trained on D0 = D^b; the fill-in LM
+# on D0's pairs without their labels. Nothing here knows the world's true labels.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-SCRATCH="${NLIFORGE_EXP:-/tmp/nliforge_exp/disco_table3}"
-export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-cd "$ROOT"
-rm -rf "$SCRATCH" && mkdir -p "$SCRATCH"
-QUIET=(trainer.enable_progress_bar=false generator.runner.progress=false)
-
-echo "== 1/4 counterfactuals of every D^b pair (registers disco_synth_{counterfactuals,augmented,train})"
-nliforge-generate pipeline=disco experiment=demo pipeline.disco_source.select=all \
-    pipeline.disco_source.max_per_label=null pipeline.augment.name=disco_synth "${QUIET[@]}" \
-    hydra.run.dir="$SCRATCH/disco_all"
-
-echo "== 2/4 the held-out paired test set, from the world's test split, with the same models"
-nliforge-generate pipeline=disco experiment=demo hydra.run.dir="$SCRATCH/disco_test_cf" "${QUIET[@]}" \
-    pipeline.classifier.run_dir="$SCRATCH/disco_all/classifier" \
-    "pipeline.disco_teacher.run_dirs=[$SCRATCH/disco_all/teacher]" \
-    generator.model="$SCRATCH/disco_all/generator_lm" pipeline.disco_source.select=all \
-    pipeline.disco_source.max_per_label=null pipeline.disco_source.set=synthetic_test \
-    'pipeline.stages=[classifier,disco_teacher,disco_source,spans,disco_prompts,disco_generate,splice,disco_heuristics,teacher_filter,disco_report]'
-
-echo "== 3/4 Table 3 / Table 5 rows: 3 training sets x 3 seeds"
-nliforge-train -m 'data/train_sets=[synthetic_biased],[disco_synth_train],[disco_synth_counterfactuals]' \
-    world.n_train=6000 suite=synthetic '+data/eval_sets@suite.sets.synthetic_test_cf=counterfactual_pairs' \
-    suite.sets.synthetic_test_cf.name=synthetic_test_cf \
-    suite.sets.synthetic_test_cf.base.path="$SCRATCH/disco_test_cf/dataset.jsonl" \
-    seed=1,2,3 logger=none save_model=false trainer.enable_progress_bar=false hydra.sweep.dir="$SCRATCH/sweep"
-
-echo "== 4/4 reports"
-nliforge-report sweep="$SCRATCH/sweep" out="$HERE/report"
-nliforge-report sweep="$SCRATCH/sweep" metric=delta_s 'sets=[synthetic_test_cf]' out="$HERE/report_delta_s"
-nliforge-report sweep="$SCRATCH/sweep" metric=acc_cf 'sets=[synthetic_test_cf]' out="$HERE/report_acc_cf"
-cp "$SCRATCH/disco_all/disco_report.md" "$HERE/disco_report_all.md"
-echo "done: $HERE/report/report.md"
+source "$HERE/../common.sh"
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+scratch disco_table3
+N_TRAIN="${N_TRAIN:-4000}"          # D0 = D^b: this many pairs of the biased split
+PER_LABEL="${PER_LABEL:-null}"      # ambiguous pairs per label (null: the whole ambiguous third)
+TEACHER_EPOCHS="${TEACHER_EPOCHS:-8}"   # the teacher: D0 again, trained longer than the task classifier (3)
+DELTA="${DELTA:-0.25}"              # the teacher filter keeps Δ > this (the paper's and PRIOR_ART's 0.25)
+for ws in $WORLD_SEEDS; do
+    W="$R/world$ws"; mkdir -p "$W"
+    GEN=(pipeline=disco experiment=demo world="$WORLD" world.seed="$ws" world.n_train="$N_TRAIN"
+         'pipeline.disco_teacher.train_sets=[synthetic_biased]' pipeline.disco_teacher.max_epochs="$TEACHER_EPOCHS"
+         pipeline.generator_lm.split=train_biased pipeline.generator_lm.labels=false
+         pipeline.disco_source.max_per_label="$PER_LABEL" trainer.enable_progress_bar=false generator.runner.progress=false)
+    stamp "world $ws: DISCO generation with the teacher filter (Δ > $DELTA)"
+    logged "$W/gen_filter.log" nliforge-generate "${GEN[@]}" pipeline.teacher_filter.threshold="$DELTA" \
+        pipeline.augment.name="exp_dc_filter_w$ws" hydra.run.dir="$W/gen_filter"
+    stamp "world $ws: the same phrases without the teacher filter (Δ > -1 keeps every spliced pair with its target label)"
+    mkdir -p "$W/gen_nofilter"
+    cp "$W/gen_filter/llm_cache.sqlite" "$W/gen_nofilter/llm_cache.sqlite"   # the same prompts: answered from the cache
+    logged "$W/gen_nofilter.log" nliforge-generate "${GEN[@]}" pipeline.augment.name="exp_dc_nofilter_w$ws" \
+        pipeline.classifier.run_dir="$W/gen_filter/classifier" "pipeline.disco_teacher.run_dirs=[$W/gen_filter/teacher]" \
+        stand_in.generator.model="$W/gen_filter/generator_lm" pipeline.teacher_filter.threshold=-1.0 \
+        'pipeline.stages=[classifier,disco_teacher,disco_source,spans,disco_prompts,disco_generate,splice,disco_heuristics,teacher_filter,augment]' \
+        hydra.run.dir="$W/gen_nofilter"
+    N_ADD=$(for v in filter nofilter; do count_lines "$W/gen_$v/augment/counterfactuals.jsonl"; done | sort -n | head -1)
+    N_ADD=$(( N_ADD < N_TRAIN ? N_ADD : N_TRAIN ))   # the ceiling draws N from the unbiased split of |D0| pairs
+    echo "$N_ADD" > "$W/n_add"
+    [ "$N_ADD" -gt 0 ] || { echo "$0: world $ws: N = 0 (no counterfactual in some variant); nothing to add, stopping" >&2; exit 1; }
+    stamp "world $ws: N_ADD = $N_ADD counterfactuals added by every row (the smaller D^c)"
+    train_row "$ws" 1_d0 'data/train_sets=[synthetic_biased]' world.n_train="$N_TRAIN"
+    train_row "$ws" 2_floor 'data/train_sets=[synthetic_biased]' world.n_train="$((N_TRAIN + N_ADD))"
+    train_row "$ws" 9_ceiling 'data/train_sets=[synthetic_biased,synthetic]' data.combine=augment world.n_train="$N_TRAIN" \
+        data.train_sets.synthetic.limit="$N_ADD" +data.train_sets.synthetic.limit_seed=0
+    for v in filter nofilter; do
+        set_name="exp_dc_${v}_w${ws}_counterfactuals"
+        row=$([ "$v" = filter ] && echo 3_filter || echo 4_nofilter)
+        train_row "$ws" "$row" "data/train_sets=[synthetic_biased,$set_name]" data.combine=augment world.n_train="$N_TRAIN" \
+            data.train_sets.$set_name.limit="$N_ADD" +data.train_sets.$set_name.limit_seed=0
+    done
+done
+stamp "tables"
+python "$HERE/../controls_table.py" --scratch "$R" --out "$HERE/results.md" \
+    --row 1_d0="D0 = D^b" --row 2_floor="floor: biased, size D0 + N" --row 3_filter="D0 + D^c (teacher filter)" \
+    --row 4_nofilter="D0 + D^c, no teacher filter" --row 9_ceiling="ceiling: D0 + N unbiased" \
+    --floor 2_floor --ceiling 9_ceiling --compare 3_filter:4_nofilter --compare 3_filter:1_d0 \
+    --title "DISCO offline, no oracle, on $WORLD: $N_TRAIN pairs of D0 + N added" \
+    --note "N per world seed (the smaller D^c): $(for ws in $WORLD_SEEDS; do printf 'world %s: %s; ' "$ws" "$(cat "$R/world$ws/n_add")"; done)"
+python "$HERE/../wanli_generated/counts.py" "$R" "$HERE/counts.json"
+for ws in $WORLD_SEEDS; do cp "$R/world$ws/gen_filter/disco_report.md" "$HERE/disco_report_world$ws.md"; done
+stamp "done: $HERE/results.md"
