@@ -1,100 +1,71 @@
 #!/usr/bin/env bash
-# Experiment 9 (issue 8): WANLI-style generation -> DISCO counterfactuals -> conditional z-filtering,
-# composed through the one data model, against each part alone. Offline, on the synthetic world:
-#   bash experiments/combined/run.sh
-# Scratch: $NLIFORGE_EXP (default /tmp/nliforge_exp/combined). Reuses experiment 6's scratch
-# ($E6_SCRATCH, default /tmp/nliforge_exp/wanli_generated) when it holds the reviewed WANLI set W, and
-# its D0 and D0 + W training jobs when they are there; otherwise builds W first (bash
-# experiments/wanli_generated/run.sh with ONLY_DATA=1) and trains those rows here.
-# Registers exp_comb_* training sets (conf/data/train_sets/exp_comb_*.yaml, gitignored). Each step is one
-# nliforge-generate command over the data model: DISCO takes W by input=, the z-filter runs take W and the
-# DISCO run folders by input= (pipeline=zfilter), with D0 as the seed set.
+# WANLI -> DISCO -> conditional z-filtering composed through the one data model (no paper), with no oracle
+# (issue 22): each part and the composition against a same-size floor and ceiling, 2 world seeds x 3 training seeds.
+#   bash experiments/combined/run.sh     # -> experiments/combined/results.md (+ .csv), sizes.json; ~25 min on one core
+# Needs the scratch folders of experiments/wanli_generated/run.sh ($E6) and experiments/disco_table3/run.sh ($E8)
+# for the same WORLD and WORLD_SEEDS (their W, classifier, DISCO teacher, fill-in LM and DISCO(D0)); run those first.
+# Scratch: $NLIFORGE_EXP (default /tmp/nliforge_exp/combined); FRESH=0 keeps finished steps and rows.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-SCRATCH="${NLIFORGE_EXP:-/tmp/nliforge_exp/combined}"
+source "$HERE/../common.sh"
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 E6="${E6_SCRATCH:-/tmp/nliforge_exp/wanli_generated}"
-N_TRAIN="${N_TRAIN:-8000}"          # D0 = synthetic_biased with this many pairs (as experiment 6)
-EPOCHS="${EPOCHS:-5}"               # as experiment 6
-DISCO_CAP="${DISCO_CAP:-600}"       # DISCO sources per label (of D0 and of W)
-export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-cd "$ROOT"
-rm -rf "$SCRATCH" && mkdir -p "$SCRATCH"
-T0=$SECONDS
-stamp() { echo "== [$((SECONDS - T0)) s] $*"; }
-
-if [ -f "$E6/wanli/review/reviewed.jsonl" ] && [ -f conf/data/train_sets/exp_wanli_reviewed.yaml ] \
-   && [ -f "$E6/teacher/model/config.json" ]; then
-    stamp "1/7 W: reusing experiment 6's reviewed WANLI set in $E6"
-else
-    stamp "1/7 W: building experiment 6's data (teacher, WANLI generation, review)"
-    ONLY_DATA=1 NLIFORGE_EXP="$E6" N_TRAIN="$N_TRAIN" bash experiments/wanli_generated/run.sh
-fi
-W="$E6/wanli/review/reviewed.jsonl"
-
+E8="${E8_SCRATCH:-/tmp/nliforge_exp/disco_table3}"
+scratch combined
+N_TRAIN="${N_TRAIN:-4000}"          # D0, as in the two source experiments
 QUIET=(trainer.enable_progress_bar=false generator.runner.progress=false)
-stamp "2/7 DISCO(D0): counterfactuals of the base (teacher = experiment 6's reviewer; registers exp_comb_disco_d0_*)"
-nliforge-generate pipeline=disco experiment=demo world.n_train="$N_TRAIN" "${QUIET[@]}" \
-    pipeline.classifier.run_dir="$E6/wanli/classifier" "pipeline.disco_teacher.run_dirs=[$E6/teacher]" \
-    pipeline.disco_source.select=all pipeline.disco_source.max_per_label="$DISCO_CAP" \
-    pipeline.augment.name=exp_comb_disco_d0 hydra.run.dir="$SCRATCH/disco_d0"
-
-stamp "3/7 DISCO(W): counterfactuals of the reviewed WANLI set (input=W; same LM and teacher; registers exp_comb_disco_w_*)"
-nliforge-generate pipeline=disco experiment=demo world.n_train="$N_TRAIN" "${QUIET[@]}" input="$W" \
-    pipeline.classifier.run_dir="$E6/wanli/classifier" "pipeline.disco_teacher.run_dirs=[$E6/teacher]" \
-    stand_in.generator.model="$SCRATCH/disco_d0/generator_lm" \
-    'pipeline.stages=[classifier,disco_teacher,disco_source,spans,disco_prompts,disco_generate,splice,disco_heuristics,teacher_filter,augment,disco_report]' \
-    pipeline.disco_source.select=all pipeline.disco_source.max_per_label="$DISCO_CAP" \
-    pipeline.augment.name=exp_comb_disco_w hydra.run.dir="$SCRATCH/disco_w"
-
-stamp "4/7 z-filtering given D0: Z(W | D0) and Z(W ∪ DISCO(W) ∪ DISCO(D0) | D0) (input= the file and the two run folders)"
-ZF=(pipeline=zfilter world.n_train="$N_TRAIN" pipeline.zfilter_seed.set=synthetic_biased pipeline.zfilter.k=20
-    pipeline.zfilter.batch_size=500)
-nliforge-generate "${ZF[@]}" input="$W" register.name=exp_comb_zw hydra.run.dir="$SCRATCH/z_w"
-nliforge-generate "${ZF[@]}" "input=[$W,$SCRATCH/disco_w,$SCRATCH/disco_d0]" register.name=exp_comb_zall \
-    hydra.run.dir="$SCRATCH/z_all"
-
-COMMON=(world.n_train="$N_TRAIN" model.max_epochs="$EPOCHS" suite=synthetic seed=1,2,3 callbacks=none
-        logger=none save_model=false trainer.enable_progress_bar=false data.combine=augment)
-stamp "5/7 rows D0 and D0 + W (experiment 6's jobs when present: same configs)"
-mkdir -p "$SCRATCH/sweep"
-for pair in "1_base:[synthetic_biased]" "3_plus:[synthetic_biased,exp_wanli_reviewed]"; do
-    sub="${pair%%:*}" sets="${pair#*:}"
-    if [ "$(ls "$E6"/sweep/"$sub"/*/metrics.csv 2>/dev/null | wc -l)" = 3 ]; then
-        cp -r "$E6/sweep/$sub" "$SCRATCH/sweep/$sub"; echo "reused $E6/sweep/$sub"
-    else
-        nliforge-train -m "data/train_sets=$sets" "${COMMON[@]}" hydra.sweep.dir="$SCRATCH/sweep/$sub"
-    fi
+for ws in $WORLD_SEEDS; do
+    W="$R/world$ws"; mkdir -p "$W"
+    A="$E6/world$ws"; D="$E8/world$ws"
+    for need in "$A/gen_full/review/reviewed.jsonl" "$D/gen_filter/augment/counterfactuals.jsonl" "$D/gen_filter/teacher"; do
+        [ -e "$need" ] || { echo "$0: $need is missing: run experiments/wanli_generated/run.sh and experiments/disco_table3/run.sh first (same WORLD, WORLD_SEEDS)" >&2; exit 2; }
+    done
+    WA=(world="$WORLD" world.seed="$ws" world.n_train="$N_TRAIN")
+    REVIEWED="$A/gen_full/review/reviewed.jsonl"
+    stamp "world $ws: DISCO(W): counterfactuals of the reviewed WANLI set (DISCO's D0 teacher and fill-in LM)"
+    logged "$W/disco_w.log" nliforge-generate pipeline=disco experiment=demo "${WA[@]}" "${QUIET[@]}" input="$REVIEWED" \
+        pipeline.classifier.run_dir="$D/gen_filter/classifier" "pipeline.disco_teacher.run_dirs=[$D/gen_filter/teacher]" \
+        stand_in.generator.model="$D/gen_filter/generator_lm" \
+        'pipeline.stages=[classifier,disco_teacher,disco_source,spans,disco_prompts,disco_generate,splice,disco_heuristics,teacher_filter,augment]' \
+        pipeline.disco_source.select=all pipeline.augment.name="exp_comb_disco_w_w$ws" hydra.run.dir="$W/disco_w"
+    PARTS=("$REVIEWED" "$W/disco_w/augment/counterfactuals.jsonl" "$D/gen_filter/augment/counterfactuals.jsonl")
+    stamp "world $ws: the union W ∪ DISCO(W) ∪ DISCO(D0), and Z(union | D0) (conditional z-filtering, k 20, batch 1000)"
+    logged "$W/union.log" python "$HERE/union.py" "$W/union.jsonl" "exp_comb_union_w$ws" "${PARTS[@]}"
+    # the parts registered from their files here, not by the source experiments' names (a later run of those
+    # with other settings would re-point them)
+    logged "$W/w.log" python "$HERE/union.py" "$W/w.jsonl" "exp_comb_w_w$ws" "${PARTS[0]}"
+    logged "$W/disco_d0.log" python "$HERE/union.py" "$W/disco_d0.jsonl" "exp_comb_disco_d0_w$ws" "${PARTS[2]}"
+    logged "$W/z_all.log" nliforge-generate pipeline=zfilter "${WA[@]}" "input=[$(IFS=,; echo "${PARTS[*]}")]" \
+        pipeline.zfilter_seed.set=synthetic_biased register.name="exp_comb_zall_w$ws" hydra.run.dir="$W/z_all"
+    N_ADD=$(for f in "${PARTS[0]}" "${PARTS[2]}" "$W/union.jsonl" "$W/z_all/dataset.jsonl"; do count_lines "$f"; done | sort -n | head -1)
+    N_ADD=$(( N_ADD < N_TRAIN ? N_ADD : N_TRAIN ))   # the ceiling draws N from the unbiased split of |D0| pairs
+    echo "$N_ADD" > "$W/n_add"
+    [ "$N_ADD" -gt 0 ] || { echo "$0: world $ws: an added set is empty; nothing to compare" >&2; exit 1; }
+    stamp "world $ws: N_ADD = $N_ADD (the smallest added set); rows"
+    cut() { echo "data.train_sets.$1.limit=$N_ADD" "+data.train_sets.$1.limit_seed=0"; }
+    train_row "$ws" 1_d0 'data/train_sets=[synthetic_biased]' world.n_train="$N_TRAIN"
+    train_row "$ws" 2_floor 'data/train_sets=[synthetic_biased]' world.n_train="$((N_TRAIN + N_ADD))"
+    train_row "$ws" 9_ceiling 'data/train_sets=[synthetic_biased,synthetic]' data.combine=augment world.n_train="$N_TRAIN" $(cut synthetic)
+    for pair in "3_w:exp_comb_w_w$ws" "4_disco:exp_comb_disco_d0_w$ws" "5_union:exp_comb_union_w$ws" \
+                "6_zall:exp_comb_zall_w$ws"; do
+        row="${pair%%:*}" set_name="${pair#*:}"
+        train_row "$ws" "$row" "data/train_sets=[synthetic_biased,$set_name]" data.combine=augment world.n_train="$N_TRAIN" $(cut "$set_name")
+    done
 done
-stamp "6/7 rows D0 + DISCO(D0), D0 + Z(W|D0), D0 + Z(all|D0) (3 seeds each; UNION_ROW=1 adds D0 + the unfiltered union)"
-UNION='synthetic_biased,exp_wanli_reviewed,exp_comb_disco_w_counterfactuals,exp_comb_disco_d0_counterfactuals'
-ROWS='[synthetic_biased,exp_comb_disco_d0_counterfactuals],[synthetic_biased,exp_comb_zw],[synthetic_biased,exp_comb_zall]'
-[ "${UNION_ROW:-0}" = 1 ] && ROWS="$ROWS,[$UNION]"
-nliforge-train -m "data/train_sets=$ROWS" "${COMMON[@]}" hydra.sweep.dir="$SCRATCH/sweep/5_new"
-
-stamp "7/7 report"
-ID='[synthetic_dev,synthetic_test,synthetic_test_2class]'
-IN_DOMAIN="synthetic_biased:$ID,synthetic_biased+exp_wanli_reviewed:$ID,synthetic_biased+exp_comb_disco_d0_counterfactuals:$ID,synthetic_biased+exp_comb_zw:$ID,synthetic_biased+exp_comb_zall:$ID"
-[ "${UNION_ROW:-0}" = 1 ] && IN_DOMAIN="$IN_DOMAIN,${UNION//,/+}:$ID"
-nliforge-report sweep="$SCRATCH/sweep" out="$HERE/report" \
-    "in_domain={$IN_DOMAIN}"
-python - "$SCRATCH" "$HERE" "$W" <<'PY'
+stamp "tables"
+python "$HERE/../controls_table.py" --scratch "$R" --out "$HERE/results.md" \
+    --row 1_d0="D0" --row 2_floor="floor: biased, size D0 + N" --row 3_w="D0 + W (WANLI)" --row 4_disco="D0 + DISCO(D0)" \
+    --row 5_union="D0 + W ∪ DISCO(W) ∪ DISCO(D0)" --row 6_zall="D0 + Z(union given D0)" --row 9_ceiling="ceiling: D0 + N unbiased" \
+    --floor 2_floor --ceiling 9_ceiling --compare 5_union:3_w --compare 5_union:4_disco --compare 6_zall:5_union \
+    --title "WANLI → DISCO → z-filter on $WORLD, no oracle: $N_TRAIN pairs of D0 + N added" \
+    --note "N per world seed (the smallest added set): $(for ws in $WORLD_SEEDS; do printf 'world %s: %s; ' "$ws" "$(cat "$R/world$ws/n_add")"; done)"
+python - "$R" "$HERE/sizes.json" <<'PY'
 import json, sys, pathlib
-s, here, w = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
+r, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 n = lambda p: sum(1 for line in open(p) if line.strip())
-m = {k: json.loads((s / k / "manifest.json").read_text()) for k in ("z_w", "z_all")}
-sizes = {"W (exp_wanli_reviewed)": n(w),
-         "DISCO(D0) counterfactuals": n(s / "disco_d0/augment/counterfactuals.jsonl"),
-         "DISCO(W) counterfactuals": n(s / "disco_w/augment/counterfactuals.jsonl"),
-         "Z(W | D0)": m["z_w"]["final"]["count"],
-         "W ∪ DISCO(W) ∪ DISCO(D0), unfiltered": m["z_all"]["stages"]["input"]["count_out"],
-         "Z(W ∪ DISCO(W) ∪ DISCO(D0) | D0)": m["z_all"]["final"]["count"]}
-z = {k: {key: v for key, v in m[k]["stages"]["zfilter"]["extra"].items() if key != "report"} for k in m}
-(here / "sizes.json").write_text(json.dumps({"added_set_sizes": sizes, "zfilter": z}, indent=1) + "\n")
-for f in ("disco_d0", "disco_w"):
-    src = s / f / "disco_report.md"
-    if src.is_file():
-        (here / f"disco_report_{f}.md").write_text(src.read_text())
-print(json.dumps(sizes, indent=1))
+sizes = {w.name: {"union": n(w / "union.jsonl"), "DISCO(W)": n(w / "disco_w/augment/counterfactuals.jsonl"),
+                  "Z(union | D0)": n(w / "z_all/dataset.jsonl"), "N": int((w / "n_add").read_text())}
+         for w in sorted(r.glob("world*"))}
+out.write_text(json.dumps(sizes, indent=1) + "\n")
 PY
-stamp "done: $HERE/report/report.md"
+stamp "done: $HERE/results.md"
