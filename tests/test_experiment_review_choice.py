@@ -65,3 +65,30 @@ def test_reviewer_id_is_the_id_the_review_records(classifier_run_dir, tmp_path):
         folder = run / "classifier" if review == "teacher" else annotator
         judged = teacher_review(records, folder, threshold=0.0, progress=False)
         assert out.stdout.strip() == judged[0].annotator == f"teacher:{classifier_run_dir.name}"
+
+
+def test_count_lines_counts_non_blank_lines_and_zero_for_an_empty_file(tmp_path):
+    """count_lines, not `grep -c`, which exits 1 on an empty file and so stopped a `set -e` script silently."""
+    (tmp_path / "e.jsonl").write_text("")
+    (tmp_path / "t.jsonl").write_text('{"a": 1}\n\n{"a": 2}\n')
+    out = common(f'set -euo pipefail; count_lines "{tmp_path}/e.jsonl"; count_lines "{tmp_path}/t.jsonl"')
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0", "2"]
+
+
+def test_logged_stops_the_script_naming_the_command_and_showing_its_log(tmp_path):
+    log = tmp_path / "step.log"
+    out = common(f'set -euo pipefail; logged "{log}" bash -c "echo first; echo the cause >&2; exit 3"; echo reached')
+    assert out.returncode == 1 and "reached" not in out.stdout
+    assert f"failed (bash ...); the end of {log}:" in out.stderr and "the cause" in out.stderr
+    assert "first" in log.read_text()
+
+
+def test_train_row_keeps_a_row_whose_seeds_all_have_metrics(tmp_path):
+    """A re-run (FRESH=0) resumes: a row with a metrics.csv for every seed is not trained again."""
+    for job in ("0", "1"):
+        (tmp_path / "world3" / "sweep" / "1_d0" / job).mkdir(parents=True)
+        (tmp_path / "world3" / "sweep" / "1_d0" / job / "metrics.csv").write_text("x\n")
+    out = common(f'R="{tmp_path}"; SEEDS=1,2; train_row 3 1_d0 "data/train_sets=[synthetic_biased]"')
+    assert out.returncode == 0, out.stderr
+    assert "world 3, 1_d0: done before, kept" in out.stdout
