@@ -31,7 +31,10 @@ for ws in $WORLD_SEEDS; do
     stamp "world $ws: generation, full (seeds above the 0.75 variability quantile; heuristics; top half by max variability)"
     logged "$W/gen_full.log" nliforge-generate "${GEN[@]}" hydra.run.dir="$W/gen_full"
     stamp "world $ws: ablations (the same classifier and LM): random seeds; random half kept; no filters"
+    # random seeds: as many per label as the full variant chose, drawn at random from all of D0
+    PER_LABEL=$(python -c "import json,sys; print(json.load(open(sys.argv[1]))['stages']['seeds']['count_out'] // 3)" "$W/gen_full/manifest.json")
     logged "$W/gen_randseeds.log" nliforge-generate "${GEN[@]}" "${SHARED[@]}" pipeline.seeds.quantile=0.0 \
+        pipeline.seeds.max_per_label="$PER_LABEL" \
         "pipeline.stages=[classifier,$(IFS=,; echo "${REST[*]}"),heuristics,variability]" hydra.run.dir="$W/gen_randseeds"
     logged "$W/gen_randkeep.log" nliforge-generate "${GEN[@]}" "${SHARED[@]}" pipeline.variability.select=random \
         "pipeline.stages=[classifier,$(IFS=,; echo "${REST[*]}"),heuristics,variability]" hydra.run.dir="$W/gen_randkeep"
@@ -50,6 +53,7 @@ for ws in $WORLD_SEEDS; do
         aggregate.name="exp_wg_teacher_w$ws" aggregate.reviewer="$(reviewer_id "$W/gen_full/classifier")"
     # every W is cut to the size of the smallest one (a seeded random subset), so one floor and one ceiling fit all
     N_ADD=$(for v in "${VARIANTS[@]}" teacher; do count_lines "$W/gen_$v/review/reviewed.jsonl"; done | sort -n | head -1)
+    N_ADD=$(( N_ADD < N_TRAIN ? N_ADD : N_TRAIN ))   # the ceiling draws N from the unbiased split of |D0| pairs
     echo "$N_ADD" > "$W/n_add"
     [ "$N_ADD" -gt 0 ] || { echo "$0: world $ws: N = 0 (no reviewed pair in some variant); nothing to add, stopping" >&2; exit 1; }
     stamp "world $ws: N_ADD = $N_ADD pairs added by every row (the smallest reviewed W)"
@@ -67,7 +71,7 @@ for ws in $WORLD_SEEDS; do
 done
 stamp "tables"
 python "$HERE/../controls_table.py" --scratch "$R" --out "$HERE/results.md" \
-    --row 1_d0="D0" --row 2_floor="floor: D0 + N biased" --row 3_full="D0 + W (WANLI)" \
+    --row 1_d0="D0" --row 2_floor="floor: biased, size D0 + N" --row 3_full="D0 + W (WANLI)" \
     --row 4_randseeds="D0 + W, random seeds" --row 5_randkeep="D0 + W, random half kept" \
     --row 6_nofilter="D0 + W, no filters" --row 7_teacher="D0 + W, review=teacher" \
     --row 9_ceiling="ceiling: D0 + N unbiased" --floor 2_floor --ceiling 9_ceiling \
