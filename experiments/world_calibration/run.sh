@@ -3,6 +3,7 @@
 # different artifact strengths, scored on the in-distribution test of `train_biased` (see README.md).
 #   bash experiments/world_calibration/run.sh            # grid (1 seed) + presets and anchor (3 seeds)
 #   PHASE=grid bash experiments/world_calibration/run.sh # only the grid;  PHASE=confirm: only presets
+#   PHASE=world1 bash experiments/world_calibration/run.sh   # the two calibrated presets again on world seed 1
 # Measured here (2 CPU cores shared with other jobs, OMP_NUM_THREADS=1): one run (3 epochs on 6000
 # hypotheses + the suite) 26-42 s, a world build ~5 s; PHASE=grid (5 runs) 162 s, PHASE=confirm
 # (3 worlds x 3 seeds) 270 s; the whole script ~7 min.
@@ -40,13 +41,16 @@ measure() {
 
 strength() { echo world.strengths.negation="$1" world.strengths.overlap="$1" world.strengths.length="$1"; }
 
-if [ "$PHASE" != confirm ]; then
+if [ "$PHASE" = all ] || [ "$PHASE" = grid ]; then
     for s in 0.0 0.2 0.4 0.6 0.8; do
         # shellcheck disable=SC2046
         measure "grid_s$s" 0 $(strength "$s")
     done
 fi
-if [ "$PHASE" != grid ]; then
+if [ "$PHASE" = world1 ]; then   # issue 22: the presets hold on a second world (its own sentences and draws)
+    measure preset_snli_calibrated_world1 "0 1 2" world=snli_calibrated world.seed=1
+    measure preset_mnli_calibrated_world1 "0 1 2" world=mnli_calibrated world.seed=1
+elif [ "$PHASE" != grid ]; then
     measure preset_strong "0 1 2" world=strong         # = default.yaml (s = 0.8), the anchor
     measure preset_snli_calibrated "0 1 2" world=snli_calibrated
     measure preset_mnli_calibrated "0 1 2" world=mnli_calibrated
