@@ -171,6 +171,8 @@ def test_encode_cls_gives_unit_vectors_independent_of_batch_padding(tiny_model):
     (" A.\nImplication: B.\nImplication: C.", "entailment", False, ParseDrop("too_many_parts")),
     ("  \n", "entailment", False, ParseDrop("empty")),
     (None, "contradiction", False, ParseDrop("empty")),
+    (" \nImplication: A person rests.", "entailment", False, ParseDrop("empty_side")),
+    (" A man sleeps.\nImplication:  ", "entailment", False, ParseDrop("empty_side")),
     ("6. A man sleeps.\nContradiction: Nobody sleeps.", "contradiction", True, ("A man sleeps.", "Nobody sleeps.")),
     ("6. A man sleeps.\nContradiction: Nobody sleeps.", "contradiction", False, ("6. A man sleeps.", "Nobody sleeps.")),
 ])

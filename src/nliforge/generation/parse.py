@@ -4,7 +4,9 @@ The completion continues the prompt after `{k+2}.`, so it reads ` {premise}\\n{W
 where Word is the seed label's prompt word. As in the original pipeline, the text is split on
 `\\n{Word}: ` and must give exactly two parts; anything else is dropped and counted under a short
 stable reason (the manifest counts them). Sides are stripped of surrounding whitespace; a side
-left empty is *not* a parse failure: the heuristic filter drops it as `too_short`.
+left empty is dropped as `empty_side`, so every parsed pair is a valid record of the data model even
+with no heuristic filter after it (issue 22's no-filter ablation); short sides are the heuristic
+filter's `too_short`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from nliforge.generation.prompts import label_word
 EMPTY = "empty"
 NO_SEPARATOR = "no_separator"
 TOO_MANY_PARTS = "too_many_parts"
-DROP_REASONS: tuple[str, ...] = (EMPTY, NO_SEPARATOR, TOO_MANY_PARTS)
+EMPTY_SIDE = "empty_side"
+DROP_REASONS: tuple[str, ...] = (EMPTY, NO_SEPARATOR, TOO_MANY_PARTS, EMPTY_SIDE)
 
 # A chat model answers instead of continuing, and often repeats the item number: "6. A man ...".
 _LEADING_NUMBER = re.compile(r"^\s*\d+\s*[.)]\s*")
@@ -47,4 +50,7 @@ def parse_completion(text: str | None, label: str, chat: bool = False) -> tuple[
         return ParseDrop(NO_SEPARATOR)
     if len(parts) > 2:
         return ParseDrop(TOO_MANY_PARTS)
-    return parts[0].strip(), parts[1].strip()
+    premise, hypothesis = parts[0].strip(), parts[1].strip()
+    if not premise or not hypothesis:
+        return ParseDrop(EMPTY_SIDE)
+    return premise, hypothesis
