@@ -2,7 +2,8 @@
 # WANLI App. A on the synthetic world, offline: does estimated max variability of a held-out
 # example (Eq. 1, from the epoch checkpoints of a model that never saw it) correlate with its
 # true variability (cartography, from a model that trained on it)? The one command:
-#   bash experiments/max_variability/run.sh
+#   bash experiments/max_variability/run.sh                 # world seed 0
+#   WORLD_SEED=1 bash experiments/max_variability/run.sh    # world seed 1 -> experiments/max_variability/world1/
 # Scratch outputs go to $NLIFORGE_EXP (default /tmp/nliforge_exp/max_variability); results.csv,
 # results.md and scatter_seed1.png are written next to this script. Registers the training sets
 # exp_maxvar_d / exp_maxvar_h in conf/data/train_sets/ (machine-local, gitignored).
@@ -10,7 +11,10 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
-SCRATCH="${NLIFORGE_EXP:-/tmp/nliforge_exp/max_variability}"
+WORLD_SEED="${WORLD_SEED:-0}"   # the world (issue 22: at least two); world 0 writes next to this script,
+                                # any other into world<seed>/ here
+if [ "$WORLD_SEED" = 0 ]; then OUT="$HERE"; else OUT="$HERE/world$WORLD_SEED"; mkdir -p "$OUT"; fi
+SCRATCH="${NLIFORGE_EXP:-/tmp/nliforge_exp/max_variability}_w$WORLD_SEED"
 N_TRAIN="${N_TRAIN:-6000}"      # world training split: D = N_TRAIN - N_HELDOUT, H = N_HELDOUT
 N_HELDOUT="${N_HELDOUT:-1000}"
 EPOCHS="${EPOCHS:-5}"
@@ -21,11 +25,11 @@ rm -rf "$SCRATCH" && mkdir -p "$SCRATCH"
 start=$SECONDS
 
 echo "== 1/3 split the world's training split into D and H, register exp_maxvar_{d,h}"
-python "$HERE/split.py" "$SCRATCH" "$N_TRAIN" "$N_HELDOUT"
+python "$HERE/split.py" "$SCRATCH" "$N_TRAIN" "$N_HELDOUT" "$WORLD_SEED"
 
 # save_model=true: ClassifierRun.epoch_probs (the WANLI variability stage's code path) loads the
 # final model folder, then each epoch checkpoint's weights into it.
-COMMON=(world.n_train="$N_TRAIN" model.max_epochs="$EPOCHS" logger=none save_model=true
+COMMON=(world.n_train="$N_TRAIN" world.seed="$WORLD_SEED" model.max_epochs="$EPOCHS" logger=none save_model=true
         trainer.enable_progress_bar=false callbacks.checkpoint.save_top_k=-1 callbacks.dynamics.enabled=true)
 echo "== 2/3 per seed: model A on D (H held out), model B on D + H (combine=augment)"
 for s in $SEEDS; do
@@ -37,5 +41,5 @@ for s in $SEEDS; do
 done
 
 echo "== 3/3 correlation over H"
-python "$HERE/analyze.py" "$SCRATCH" "$HERE" $SEEDS
-echo "done in $((SECONDS - start)) s: $HERE/results.md"
+python "$HERE/analyze.py" "$SCRATCH" "$OUT" $SEEDS
+echo "done in $((SECONDS - start)) s: $OUT/results.md"

@@ -1,7 +1,7 @@
 """Split the synthetic world's (unbiased) training split into D (train) and H (held out), write
 both as JSONL and register them as training sets exp_maxvar_d / exp_maxvar_h.
 
-    python experiments/max_variability/split.py SCRATCH N_TRAIN N_HELDOUT
+    python experiments/max_variability/split.py SCRATCH N_TRAIN N_HELDOUT [WORLD_SEED]
 
 The YAMLs land in conf/data/train_sets/exp_maxvar_*.yaml with absolute paths (machine-local).
 """
@@ -19,10 +19,10 @@ from nliforge.world import WorldConfig, ensure_world
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def main(scratch: str, n_train: int, n_heldout: int) -> None:
+def main(scratch: str, n_train: int, n_heldout: int, world_seed: int = 0) -> None:
     scratch = Path(scratch)
     cache = Path(os.environ.get("NLIFORGE_CACHE", ROOT / "data_cache"))  # as conf/paths/default.yaml
-    world = ensure_world(WorldConfig(n_train=n_train), cache / "world")
+    world = ensure_world(WorldConfig(n_train=n_train, seed=world_seed), cache / "world")
     records = read_jsonl(world / "train.jsonl")
     order = list(range(len(records)))
     random.Random(0).shuffle(order)  # fixed split: every seed sees the same D and H
@@ -43,4 +43,4 @@ def main(scratch: str, n_train: int, n_heldout: int) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
+    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else 0)
