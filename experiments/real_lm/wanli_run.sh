@@ -17,6 +17,11 @@ source "$HERE/../common.sh"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 review_choice "$@"
 if [ "$REVIEW" = annotator ]; then SUFFIX=""; else SUFFIX="_review_$REVIEW"; fi
+# RL_WORLD / RL_WORLD_SEED (issue 22: a second world): the committed table is strong, world seed 0 (the default);
+# any other world writes wanli_table_<preset>_w<seed>.md
+RL_WORLD="${RL_WORLD:-strong}" RL_WORLD_SEED="${RL_WORLD_SEED:-0}"
+if [ "$RL_WORLD" != strong ] || [ "$RL_WORLD_SEED" != 0 ]; then SUFFIX="${SUFFIX}_${RL_WORLD}_w$RL_WORLD_SEED"; fi
+WORLD_ARGS=(world="$RL_WORLD" world.seed="$RL_WORLD_SEED")
 scratch "real_lm_wanli$SUFFIX"
 rm -rf "$R/sweep"
 N_TRAIN="${N_TRAIN:-4000}"       # D0 = synthetic_biased pairs
@@ -28,13 +33,13 @@ if [ "$REVIEW" = annotator ]; then
     # ORACLE=<an nliforge-train folder of the same recipe> reuses one (e.g. zaug_run.sh's oracle scorer)
     link_oracle annotator
     stamp "1/5 the annotators' stand-in: the demo recipe on the UNBIASED world split (people know the true labels)"
-    [ -f "$R/annotator/model/config.json" ] || nliforge-train experiment=demo 'data/train_sets=[synthetic]' seed=0 \
+    [ -f "$R/annotator/model/config.json" ] || nliforge-train experiment=demo 'data/train_sets=[synthetic]' seed=0 "${WORLD_ARGS[@]}" \
         callbacks=none logger=none trainer.enable_progress_bar=false hydra.run.dir="$R/annotator"
 else
     stamp "1/5 review=teacher: no annotators' stand-in; the WANLI run's classifier on D0 reviews (step 3)"
 fi
 
-GEN=(pipeline=wanli experiment=demo world.n_train="$N_TRAIN" model.max_epochs=5 pipeline.seeds.max_per_label="$PER_LABEL"
+GEN=(pipeline=wanli experiment=demo "${WORLD_ARGS[@]}" world.n_train="$N_TRAIN" model.max_epochs=5 pipeline.seeds.max_per_label="$PER_LABEL"
      trainer.enable_progress_bar=false generator.runner.progress=false)
 stamp "2/5 WANLI generation with SmolLM2 (the classifier for the data map is trained on D0)"
 nliforge-generate "${GEN[@]}" generator=smollm2 hydra.run.dir="$R/wanli_smollm2"
@@ -49,7 +54,7 @@ nliforge-review aggregate run="$R/wanli_smollm2" aggregate.mode=automatic aggreg
 N_W=$(grep -c . "$R/wanli_smollm2/review/reviewed.jsonl")
 stamp "W = $N_W reviewed pairs"
 
-COMMON=(model.max_epochs="$EPOCHS" suite=synthetic seed=1,2,3 callbacks=none logger=none save_model=false
+COMMON=("${WORLD_ARGS[@]}" model.max_epochs="$EPOCHS" suite=synthetic seed=1,2,3 callbacks=none logger=none save_model=false
         trainer.enable_progress_bar=false)
 stamp "4/5 rows (3 seeds each): D0; floor = the biased split with |W| more pairs; D0 + W; D0 ◇ W; ceiling = D0 + |W| unbiased pairs"
 nliforge-train -m 'data/train_sets=[synthetic_biased]' world.n_train="$N_TRAIN" "${COMMON[@]}" hydra.sweep.dir="$R/sweep/1_d0"
