@@ -14,7 +14,7 @@ def counts(scratch: Path) -> dict:
     out = {}
     for world in sorted(scratch.glob("world*")):
         entry = {"n_add": int((world / "n_add").read_text())} if (world / "n_add").is_file() else {}
-        for gen in sorted(world.glob("gen_*")):
+        for gen in sorted(p for p in world.glob("gen_*") if p.is_dir()):
             manifest = gen / "manifest.json"
             stages = json.loads(manifest.read_text())["stages"] if manifest.is_file() else {}
             review = gen / "review" / "review_report.json"
