@@ -63,12 +63,12 @@ stamp "tables"
 T=(python "$HERE/../controls_table.py" --scratch "$R")
 NOTE="Sizes per world seed: $(for ws in $WORLD_SEEDS; do printf 'world %s: %s; ' "$ws" "$(cat "$R/world$ws/sizes")"; done)"
 grep -q "zaug_added=0 " "$R"/world*/sizes || "${T[@]}" --out "$HERE/results_zaug.md" --row 01_d0="D0" --row 02_zaug_floor="floor: D0 + N biased" \
-    --row 03_zaug="Z-Aug: Z(D_G | D0)" --row 04_zaug_ceiling="ceiling: D0 + N unbiased" --floor 02_zaug_floor \
+    --row 03_zaug="Z-Aug: Z(D_G given D0)" --row 04_zaug_ceiling="ceiling: D0 + N unbiased" --floor 02_zaug_floor \
     --ceiling 04_zaug_ceiling --title "Z-Aug (D0 + N z-filtered samples) on $WORLD" --note "$NOTE" > /dev/null
 "${T[@]}" --out "$HERE/results_par_z.md" --row 05_par_floor="floor: M biased" --row 06_par_z="Par-Z: Z(D0) ∪ Z(D_G)" \
     --row 07_par_ceiling="ceiling: M unbiased" --row 01_d0="D0" --floor 05_par_floor --ceiling 07_par_ceiling \
     --title "Par-Z (M pairs) on $WORLD" --note "$NOTE" > /dev/null
-"${T[@]}" --out "$HERE/results_seq_z.md" --row 08_seq_floor="floor: M biased" --row 09_seq_z="Seq-Z: Z(D_G | Z(D0))" \
+"${T[@]}" --out "$HERE/results_seq_z.md" --row 08_seq_floor="floor: M biased" --row 09_seq_z="Seq-Z: Z(D_G given Z(D0))" \
     --row 10_seq_ceiling="ceiling: M unbiased" --row 14_poe_seq_z="PoE (frozen expert) on Seq-Z" --row 01_d0="D0" \
     --floor 08_seq_floor --ceiling 10_seq_ceiling --title "Seq-Z (M pairs) on $WORLD" --note "$NOTE" > /dev/null
 "${T[@]}" --out "$HERE/results_poe.md" --row 01_d0="floor: D0 (plain training)" --row 11_poe_head="PoE, joint bias head" \
