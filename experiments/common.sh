@@ -68,23 +68,23 @@ reviewer_id() {
 
 # ---- oracle-free experiments (issue 22): calibrated worlds, several world seeds, same-size controls ----
 # WORLD: the world preset (conf/world/; snli_calibrated: hypothesis-only accuracy ~67%, as SNLI's);
-# WORLD_SEEDS: the worlds (each its own sentences and artifacts' draws); SEEDS: training seeds per row.
+# WORLD_SEEDS: the worlds (each its own sentences and artifacts' draws); SEEDS (train_row's default
+# 1,2,3, left unset here: real_lm/zaug_run.sh has its own SEEDS): training seeds per row.
 WORLD="${WORLD:-snli_calibrated}"
 WORLD_SEEDS="${WORLD_SEEDS:-0 1}"
-SEEDS="${SEEDS:-1,2,3}"
 
 # train_row WS ROW OVERRIDES...: one row (every training seed) on world seed WS into
 # $R/world$WS/sweep/ROW (the layout experiments/controls_table.py reads); skipped when every seed of it
 # has its metrics.csv already, so a re-run resumes. Log: $R/world$WS/ROW.log.
 train_row() {
     local ws=$1 row=$2; shift 2
-    local dir="$R/world$ws/sweep/$row" want
-    want=$(echo "$SEEDS" | tr ',' '\n' | grep -c .)
+    local dir="$R/world$ws/sweep/$row" want seeds="${SEEDS:-1,2,3}"
+    want=$(echo "$seeds" | tr ',' '\n' | grep -c .)
     if [ "$(find "$dir" -path '*/[0-9]*/metrics.csv' 2>/dev/null | wc -l)" -ge "$want" ]; then
         stamp "world $ws, $row: done before, kept"; return; fi
     stamp "world $ws, $row"
     mkdir -p "$R/world$ws"; rm -rf "$dir"
-    nliforge-train -m "$@" world="$WORLD" world.seed="$ws" seed="$SEEDS" suite=synthetic callbacks=none \
+    nliforge-train -m "$@" world="$WORLD" world.seed="$ws" seed="$seeds" suite=synthetic callbacks=none \
         "${QUIET_TRAIN[@]}" hydra.sweep.dir="$dir" > "$R/world$ws/$row.log" 2>&1 \
         || { echo "$0: training row $row (world $ws) failed; see $R/world$ws/$row.log" >&2; tail -5 "$R/world$ws/$row.log" >&2; exit 1; }
 }

@@ -9,16 +9,22 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../common.sh"
 # one thread per process: two CPU cores shared by several jobs lose far more to OpenMP oversubscription
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-scratch real_lm_zaug
+# RL_WORLD / RL_WORLD_SEED (issue 22: a second world): the committed table is strong, world seed 0 (the default);
+# any other world writes zaug_table_<preset>_w<seed>.md
+RL_WORLD="${RL_WORLD:-strong}" RL_WORLD_SEED="${RL_WORLD_SEED:-0}"
+SUFFIX=""
+if [ "$RL_WORLD" != strong ] || [ "$RL_WORLD_SEED" != 0 ]; then SUFFIX="_${RL_WORLD}_w$RL_WORLD_SEED"; fi
+WORLD_ARGS=(world="$RL_WORLD" world.seed="$RL_WORLD_SEED")
+scratch "real_lm_zaug$SUFFIX"
 SEEDS="${SEEDS:-0 1 2}"
 N_TRAIN="${N_TRAIN:-2000}"      # D0: pairs of the biased world split (the demo's 5000, reduced for SmolLM2 on CPU)
 N_SAMPLES="${N_SAMPLES:-200}"   # whole instances sampled per generator
 STEPS="${STEPS:-40}"            # SmolLM2 fine-tuning steps of 16 pairs (640 pairs, a third of D0)
 
 stamp "teacher (the paper's set-up: trained on D0, the biased data)"
-[ -f "$R/teacher/model/config.json" ] || nliforge-train experiment=demo world.n_train="$N_TRAIN" model.max_epochs=3 seed=0 data.save_train_set=true \
+[ -f "$R/teacher/model/config.json" ] || nliforge-train experiment=demo "${WORLD_ARGS[@]}" world.n_train="$N_TRAIN" model.max_epochs=3 seed=0 data.save_train_set=true \
     logger=none trainer.enable_progress_bar=false hydra.run.dir="$R/teacher"
-COMMON=(pipeline=zaug experiment=demo world.n_train="$N_TRAIN" pipeline.classifier.run_dir="$R/teacher"
+COMMON=(pipeline=zaug experiment=demo "${WORLD_ARGS[@]}" world.n_train="$N_TRAIN" pipeline.classifier.run_dir="$R/teacher"
         "pipeline.stages=[classifier,zaug_generator,zaug_sample,confidence]" pipeline.zaug_sample.n_samples="$N_SAMPLES"
         pipeline.zaug_generator.progress=false pipeline.zaug_sample.progress=false trainer.enable_progress_bar=false)
 for seed in $SEEDS; do
@@ -34,8 +40,8 @@ done
 # ORACLE=<an nliforge-train folder of the same recipe> reuses one (e.g. wanli_run.sh's annotator)
 link_oracle oracle
 stamp "oracle scorer (measurement only, never in a pipeline): the demo recipe on the UNBIASED world split"
-[ -f "$R/oracle/model/config.json" ] || nliforge-train experiment=demo 'data/train_sets=[synthetic]' seed=0 \
+[ -f "$R/oracle/model/config.json" ] || nliforge-train experiment=demo 'data/train_sets=[synthetic]' seed=0 "${WORLD_ARGS[@]}" \
     callbacks=none logger=none trainer.enable_progress_bar=false hydra.run.dir="$R/oracle"
 stamp "table"
-python "$HERE/zaug_table.py" --scratch "$R" --out "$HERE/zaug_table.md"
-stamp "done: $HERE/zaug_table.md"
+python "$HERE/zaug_table.py" --scratch "$R" --out "$HERE/zaug_table$SUFFIX.md"
+stamp "done: $HERE/zaug_table$SUFFIX.md"

@@ -22,6 +22,6 @@ for WORLD in ${PRESETS:-snli_calibrated mnli_calibrated strong}; do
     python "$HERE/../controls_table.py" --scratch "$R" --out "$HERE/results_$WORLD.md" \
         --row 1_biased="floor: biased split" --row 2_unbiased="ceiling: unbiased split" \
         --floor 1_biased --ceiling 2_unbiased --title "World check on $WORLD: $N_TRAIN pairs, biased vs unbiased" \
-        --note "Tiny model, 5 epochs, lr 1e-3; world seeds $WORLD_SEEDS; training seeds $SEEDS."
+        --note "Tiny model, 5 epochs, lr 1e-3; world seeds $WORLD_SEEDS; training seeds ${SEEDS:-1,2,3}."
 done
 stamp "done: $HERE/results_*.md"
