@@ -84,7 +84,7 @@ def d0_row(d0: list[Record]) -> str:
     return "| D0 (training data) | – | " + " | ".join(zs + world) + " |"
 
 
-def render(results: dict[str, dict[int, dict]], n_train: int, d0: str = "") -> str:
+def render(results: dict[str, dict[int, dict]], n_train: int, d0: str = "", per_seed: str = "zaug_table.json") -> str:
     lines = ["# Z-Aug generator: pretrained (SmolLM2) vs from scratch, λ = 0.5 vs 0 (3 seeds)", "",
              f"D0 = {n_train} biased world pairs. Samples: whole instances, temperature 1, top_p 1.", "",
              "## Label consistency (mean ± std over seeds; Δ = ul − mle, paired by seed, 95% t interval)", "",
@@ -110,7 +110,7 @@ def render(results: dict[str, dict[int, dict]], n_train: int, d0: str = "") -> s
             world = [f"{mean_sd([p['world'][n][0] for p in per])} / {mean_sd([p['world'][n][1] for p in per])}"
                      for n in ARTIFACTS]
             lines.append(f"| {GENERATORS[gen]} | {variant} | " + " | ".join(zs + world) + " |")
-    lines += ["", "Per seed: `zaug_table.json`."]
+    lines += ["", f"Per seed: `{per_seed}`."]
     return "\n".join(lines) + "\n"
 
 
@@ -126,7 +126,7 @@ def main(argv=None) -> None:
         if RunFolder(run).is_done("zaug_sample"):
             results.setdefault(gen, {})[int(seed)] = measure_run(run, oracle)
     d0 = [r for r in ClassifierRun(args.scratch / "teacher").train_records() if r.label is not None]
-    args.out.write_text(render(results, len(d0), d0_row(d0)))
+    args.out.write_text(render(results, len(d0), d0_row(d0), args.out.with_suffix(".json").name))
     args.out.with_suffix(".json").write_text(json.dumps(results, indent=1, default=str) + "\n")
     print(args.out.read_text())
 
