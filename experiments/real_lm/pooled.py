@@ -1,0 +1,108 @@
+"""Items 5 and 6 on one world preset, pooled over its world seeds (issue 22: 2 world seeds × 3 seeds).
+
+    python experiments/real_lm/pooled.py [--preset snli_calibrated] [--worlds 0 1] [--dir DIR] [--out FILE]
+
+Reads the per-seed files the two scripts commit (`wanli_table_<preset>_w<ws>.csv`,
+`zaug_table_<preset>_w<ws>.json`), so no scratch folder is needed, and writes:
+1. item 6 (WANLI): accuracy per row over the units (world seed × training seed), each row − floor
+   (paired t over units) and its gap closure (paired bootstrap), with `experiments/controls_table.py`'s code;
+2. item 5 (Z-Aug): ul − mle teacher and oracle agreement per generator, paired over (world seed ×
+   generator seed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from controls_table import CHALLENGES, PRIMARY, accuracy_lines, control_lines, per_world_lines, points  # noqa: E402
+
+from nliforge.evaluation.differences import seed_difference  # noqa: E402
+
+FLOOR, CEILING = "floor: D0 + #W biased", "ceiling: D0 + #W unbiased"
+GENERATORS = {"scratch": "tiny GPT-2 from scratch", "smollm2": "SmolLM2 fine-tuned"}
+
+
+def wanli_units(folder: Path, preset: str, worlds: list[int]) -> pd.DataFrame:
+    """Accuracy per (row, world_seed, seed, eval_set) from the committed per-world CSVs, the challenge
+    mean added as an eval set (the layout of controls_table.unit_metrics)."""
+    frames = []
+    for ws in worlds:
+        path = folder / f"wanli_table_{preset}_w{ws}.csv"
+        if not path.is_file():
+            raise SystemExit(f"{path}: missing; run RL_WORLD={preset} RL_WORLD_SEED={ws} bash {HERE}/wanli_run.sh")
+        m = pd.read_csv(path)
+        m = m[m["metric"] == "acc"].assign(world_seed=ws)
+        # the challenge mean is in the file (wanli_table.py's); recomputed here as a check
+        mean = m[m["eval_set"].isin(CHALLENGES)].groupby(["row", "seed"])["value"].mean()
+        stored = m[m["eval_set"] == PRIMARY].set_index(["row", "seed"])["value"]
+        if not ((mean - stored.reindex(mean.index)).abs() < 1e-9).all():
+            raise SystemExit(f"{path}: its '{PRIMARY}' rows are not the mean of {CHALLENGES}")
+        frames.append(m)
+    return pd.concat(frames, ignore_index=True)[["row", "world_seed", "seed", "eval_set", "value"]]
+
+
+def wanli_lines(m: pd.DataFrame) -> list[str]:
+    rows = list(dict.fromkeys(m["row"]))
+    return ["## Item 6: WANLI with SmolLM2 (D0 = 4,000; W as reviewed per world)", "",
+            "Mean ± sample std over the units (world seed × training seed).", "", *accuracy_lines(m, rows), "",
+            f"### Primary: the {PRIMARY} against the floor and ceiling (paired t over units, 95%; gap closure: "
+            "paired bootstrap, `(no gap)` where the ceiling is not shown above the floor)", "",
+            *control_lines(m, rows, FLOOR, CEILING, PRIMARY), "",
+            "### In-distribution test against the floor", "", *control_lines(m, rows, FLOOR, CEILING, "synthetic_test"),
+            "", f"### {PRIMARY} per world seed", "", *per_world_lines(m, rows)]
+
+
+def zaug_units(folder: Path, preset: str, worlds: list[int]) -> dict[str, dict[tuple[int, int], dict]]:
+    """{generator: {(world_seed, generator_seed): {"ul": ..., "mle": ...}}} from the per-world JSONs."""
+    out: dict[str, dict] = {}
+    for ws in worlds:
+        path = folder / f"zaug_table_{preset}_w{ws}.json"
+        if not path.is_file():
+            raise SystemExit(f"{path}: missing; run RL_WORLD={preset} RL_WORLD_SEED={ws} bash {HERE}/zaug_run.sh")
+        for gen, seeds in json.loads(path.read_text()).items():
+            for seed, variants in seeds.items():
+                out.setdefault(gen, {})[(ws, int(seed))] = variants
+    return out
+
+
+def zaug_lines(units: dict[str, dict]) -> list[str]:
+    lines = ["## Item 5: the Z-Aug generator, ul (λ = 0.5) − mle (λ = 0)", "",
+             "Paired t over the units (world seed × generator seed), 95%; agreement as a fraction.", "",
+             "| generator | units | teacher agrees, ul | teacher agrees, mle | Δ teacher | Δ oracle |", "|---|---|---|---|---|---|"]
+    for gen, per in units.items():
+        keys = sorted(per)
+        cols = {f"{v}_{s}": pd.Series([per[k][v][s] for k in keys], index=pd.MultiIndex.from_tuples(keys))
+                for v in ("ul", "mle") for s in ("teacher", "oracle")}
+        dt = seed_difference(cols["ul_teacher"], cols["mle_teacher"])
+        do = seed_difference(cols["ul_oracle"], cols["mle_oracle"])
+        lines.append(f"| {GENERATORS.get(gen, gen)} | {len(keys)} | {cols['ul_teacher'].mean():.3f} | "
+                     f"{cols['mle_teacher'].mean():.3f} | {points(dt)} | {points(do)} |")
+    lines += ["", "Δ in points (100 × the difference in agreement)."]
+    return lines
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--preset", default="snli_calibrated")
+    ap.add_argument("--worlds", type=int, nargs="+", default=[0, 1])
+    ap.add_argument("--dir", type=Path, default=HERE, help="where the per-world files are (default: this folder)")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args(argv)
+    out = args.out or args.dir / f"pooled_{args.preset}.md"
+    text = [f"# Items 5 and 6 on {args.preset}, world seeds {', '.join(map(str, args.worlds))} pooled", "",
+            "Written by `python experiments/real_lm/pooled.py` from the per-world files of `wanli_run.sh` and "
+            "`zaug_run.sh`.", "", *wanli_lines(wanli_units(args.dir, args.preset, args.worlds)), "",
+            *zaug_lines(zaug_units(args.dir, args.preset, args.worlds))]
+    out.write_text("\n".join(text) + "\n")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
