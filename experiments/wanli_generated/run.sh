@@ -3,6 +3,7 @@
 # the mechanism's ablations, on a calibrated world, 2 world seeds x 3 training seeds.
 #   bash experiments/wanli_generated/run.sh     # tables -> experiments/wanli_generated/results.md (+ .csv, counts.json)
 # ~40 min on one CPU core. WORLD (snli_calibrated), WORLD_SEEDS (0 1), SEEDS (1,2,3), N_TRAIN (4000) override.
+#   TRAIN=0 VARIANTS="full randseeds" bash experiments/wanli_generated/run.sh   # generation and review only -> seeds_diagnosis.md
 # Scratch: $NLIFORGE_EXP (default /tmp/nliforge_exp/wanli_generated); FRESH=0 keeps finished steps and rows.
 # Who knows what (README): the generator LM is trained on D0's pairs WITHOUT their labels; the classifier behind
 # the data map and max variability on D0; only the annotators' stand-in (people) knows the true labels, and the
@@ -15,7 +16,9 @@ scratch wanli_generated
 N_TRAIN="${N_TRAIN:-4000}"          # D0 = this many pairs of the biased split
 N_ANNOT="${N_ANNOT:-10000}"         # the annotators' stand-in: this many UNBIASED pairs (people know the labels)
 THRESHOLD="${THRESHOLD:-0.8}"       # review: keep a pair when the reviewer's p(argmax) >= this
-VARIANTS=(full randseeds randkeep nofilter)
+# VARIANTS (default all four) and TRAIN=0 (stop after the review: the H2 diagnosis, no rows) for a partial run
+read -r -a VARIANTS <<< "${VARIANTS:-full randseeds randkeep nofilter}"
+has_variant() { [[ " ${VARIANTS[*]} " == *" $1 "* ]]; }
 for ws in $WORLD_SEEDS; do
     W="$R/world$ws"; mkdir -p "$W"
     WORLD_ARGS=(world="$WORLD" world.seed="$ws")
@@ -33,12 +36,12 @@ for ws in $WORLD_SEEDS; do
     stamp "world $ws: ablations (the same classifier and LM): random seeds; random half kept; no filters"
     # random seeds: as many per label as the full variant chose, drawn at random from all of D0
     PER_LABEL=$(python -c "import json,sys; print(json.load(open(sys.argv[1]))['stages']['seeds']['count_out'] // 3)" "$W/gen_full/manifest.json")
-    logged "$W/gen_randseeds.log" nliforge-generate "${GEN[@]}" "${SHARED[@]}" pipeline.seeds.quantile=0.0 \
+    has_variant randseeds && logged "$W/gen_randseeds.log" nliforge-generate "${GEN[@]}" "${SHARED[@]}" pipeline.seeds.quantile=0.0 \
         pipeline.seeds.max_per_label="$PER_LABEL" \
         "pipeline.stages=[classifier,$(IFS=,; echo "${REST[*]}"),heuristics,variability]" hydra.run.dir="$W/gen_randseeds"
-    logged "$W/gen_randkeep.log" nliforge-generate "${GEN[@]}" "${SHARED[@]}" pipeline.variability.select=random \
+    has_variant randkeep && logged "$W/gen_randkeep.log" nliforge-generate "${GEN[@]}" "${SHARED[@]}" pipeline.variability.select=random \
         "pipeline.stages=[classifier,$(IFS=,; echo "${REST[*]}"),heuristics,variability]" hydra.run.dir="$W/gen_randkeep"
-    logged "$W/gen_nofilter.log" nliforge-generate "${GEN[@]}" "${SHARED[@]}" \
+    has_variant nofilter && logged "$W/gen_nofilter.log" nliforge-generate "${GEN[@]}" "${SHARED[@]}" \
         "pipeline.stages=[classifier,$(IFS=,; echo "${REST[*]}")]" hydra.run.dir="$W/gen_nofilter"
     stamp "world $ws: review (annotators' stand-in for each variant; the D0 classifier for the full one)"
     for v in "${VARIANTS[@]}"; do
@@ -46,6 +49,7 @@ for ws in $WORLD_SEEDS; do
         logged "$W/review_${v}_agg.log" nliforge-review aggregate run="$W/gen_$v" aggregate.mode=automatic aggregate.name="exp_wg_${v}_w$ws" \
             aggregate.reviewer="$(reviewer_id "$W/annotator")"
     done
+    if [ "${TRAIN:-1}" = 0 ]; then continue; fi
     mkdir -p "$W/gen_teacher"
     logged "$W/review_teacher.log" nliforge-review teacher run="$W/gen_teacher" items="$W/gen_full/dataset.jsonl" teacher.model_dir="$W/gen_full/classifier" \
         teacher.threshold="$THRESHOLD"
@@ -69,6 +73,11 @@ for ws in $WORLD_SEEDS; do
         i=$((i + 1))
     done
 done
+if [ "${TRAIN:-1}" = 0 ]; then
+    python "$HERE/seeds_diagnosis.py" "$R" "$HERE/seeds_diagnosis.md"
+    stamp "done (TRAIN=0: no rows): $HERE/seeds_diagnosis.md"
+    exit 0
+fi
 stamp "tables"
 python "$HERE/../controls_table.py" --scratch "$R" --out "$HERE/results.md" \
     --row 1_d0="D0" --row 2_floor="floor: biased, size D0 + N" --row 3_full="D0 + W (WANLI)" \
@@ -79,4 +88,5 @@ python "$HERE/../controls_table.py" --scratch "$R" --out "$HERE/results.md" \
     --title "WANLI offline, no oracle, on $WORLD: $N_TRAIN pairs of D0 + N added" \
     --note "N per world seed (the smallest reviewed W): $(for ws in $WORLD_SEEDS; do printf 'world %s: %s; ' "$ws" "$(cat "$R/world$ws/n_add")"; done)"
 python "$HERE/counts.py" "$R" "$HERE/counts.json"
+python "$HERE/seeds_diagnosis.py" "$R" "$HERE/seeds_diagnosis.md"
 stamp "done: $HERE/results.md"
