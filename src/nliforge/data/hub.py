@@ -73,8 +73,10 @@ def _load_hf(path: str, config: str | None, split: str, where: str):
         raise NLIDataError(f"{where}: could not load Hub dataset {path!r} split {split!r}: {err}") from err
 
 
-def load_hub_records(spec: Mapping[str, Any], where: str) -> list[Record]:
-    """Load one split of a Hub (or local HF-loadable) dataset into Records."""
+def hub_table(spec: Mapping[str, Any], where: str):
+    """One split of a set's Hub dataset as an HF `Dataset` (memory-mapped), with its Hub id and split:
+    what `load_hub_records` reads, and what a run checks for before hours of training (offline, a set
+    that is not cached raises DatasetNotCachedError naming it)."""
     source = spec.get("source") or spec["name"]
     defaults = HUB_SOURCES.get(source, {})
     path = spec.get("path") or defaults.get("path")
@@ -82,7 +84,14 @@ def load_hub_records(spec: Mapping[str, Any], where: str) -> list[Record]:
         raise NLIDataError(f"{where}.path: no Hub id given and {source!r} is not a known source; "
                            f"known: {', '.join(HUB_SOURCES)}")
     split = spec.get("split", "train")
-    table = _load_hf(path, spec.get("config"), split, where)
+    return _load_hf(path, spec.get("config"), split, where), path, split
+
+
+def load_hub_records(spec: Mapping[str, Any], where: str) -> list[Record]:
+    """Load one split of a Hub (or local HF-loadable) dataset into Records."""
+    source = spec.get("source") or spec["name"]
+    defaults = HUB_SOURCES.get(source, {})
+    table, path, split = hub_table(spec, where)
     limit = spec.get("limit")
     n = len(table) if limit is None else min(int(limit), len(table))
     resolved = resolve_source(spec, defaults)
