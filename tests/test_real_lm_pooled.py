@@ -79,3 +79,12 @@ def test_a_missing_world_names_the_file_and_the_command(tmp_path):
     with pytest.raises(SystemExit, match=r"zaug_table_p_w1.json: missing; run RL_WORLD=p RL_WORLD_SEED=1"):
         pooled.main(["--preset", "p", "--dir", str(tmp_path), "--out", str(tmp_path / "x.md")])
     assert not (tmp_path / "x.md").exists()
+
+
+def test_tag_and_items_pick_the_files(tmp_path):
+    write_two_worlds(tmp_path)
+    for ws in (0, 1):   # only the WANLI item exists under the tag
+        (tmp_path / f"wanli_table_p_w{ws}.csv").rename(tmp_path / f"wanli_table_p_w{ws}_seeds_all.csv")
+    pooled.main(["--preset", "p", "--dir", str(tmp_path), "--tag", "_seeds_all", "--items", "wanli"])
+    text = (tmp_path / "pooled_p_seeds_all.md").read_text()
+    assert "| D0 + W | +4.0 [+2.9, +5.1]" in text and "Item 5" not in text

@@ -1,6 +1,7 @@
 """Items 5 and 6 on one world preset, pooled over its world seeds (issue 22: 2 world seeds × 3 seeds).
 
-    python experiments/real_lm/pooled.py [--preset snli_calibrated] [--worlds 0 1] [--dir DIR] [--out FILE]
+    python experiments/real_lm/pooled.py [--preset snli_calibrated] [--worlds 0 1] [--tag _seeds_all] [--items wanli zaug]
+                                         [--dir DIR] [--out FILE]
 
 Reads the per-seed files the two scripts commit (`wanli_table_<preset>_w<ws>.csv`,
 `zaug_table_<preset>_w<ws>.json`), so no scratch folder is needed, and writes:
@@ -29,12 +30,12 @@ FLOOR, CEILING = "floor: D0 + #W biased", "ceiling: D0 + #W unbiased"
 GENERATORS = {"scratch": "tiny GPT-2 from scratch", "smollm2": "SmolLM2 fine-tuned"}
 
 
-def wanli_units(folder: Path, preset: str, worlds: list[int]) -> pd.DataFrame:
+def wanli_units(folder: Path, preset: str, worlds: list[int], tag: str = "") -> pd.DataFrame:
     """Accuracy per (row, world_seed, seed, eval_set) from the committed per-world CSVs, the challenge
     mean added as an eval set (the layout of controls_table.unit_metrics)."""
     frames = []
     for ws in worlds:
-        path = folder / f"wanli_table_{preset}_w{ws}.csv"
+        path = folder / f"wanli_table_{preset}_w{ws}{tag}.csv"
         if not path.is_file():
             raise SystemExit(f"{path}: missing; run RL_WORLD={preset} RL_WORLD_SEED={ws} bash {HERE}/wanli_run.sh")
         m = pd.read_csv(path)
@@ -59,11 +60,11 @@ def wanli_lines(m: pd.DataFrame) -> list[str]:
             "", f"### {PRIMARY} per world seed", "", *per_world_lines(m, rows)]
 
 
-def zaug_units(folder: Path, preset: str, worlds: list[int]) -> dict[str, dict[tuple[int, int], dict]]:
+def zaug_units(folder: Path, preset: str, worlds: list[int], tag: str = "") -> dict[str, dict[tuple[int, int], dict]]:
     """{generator: {(world_seed, generator_seed): {"ul": ..., "mle": ...}}} from the per-world JSONs."""
     out: dict[str, dict] = {}
     for ws in worlds:
-        path = folder / f"zaug_table_{preset}_w{ws}.json"
+        path = folder / f"zaug_table_{preset}_w{ws}{tag}.json"
         if not path.is_file():
             raise SystemExit(f"{path}: missing; run RL_WORLD={preset} RL_WORLD_SEED={ws} bash {HERE}/zaug_run.sh")
         for gen, seeds in json.loads(path.read_text()).items():
@@ -93,13 +94,19 @@ def main(argv=None) -> None:
     ap.add_argument("--preset", default="snli_calibrated")
     ap.add_argument("--worlds", type=int, nargs="+", default=[0, 1])
     ap.add_argument("--dir", type=Path, default=HERE, help="where the per-world files are (default: this folder)")
+    ap.add_argument("--tag", default="", help="the files' suffix after the world seed, e.g. _seeds_all")
+    ap.add_argument("--items", nargs="+", choices=["wanli", "zaug"], default=["wanli", "zaug"])
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
-    out = args.out or args.dir / f"pooled_{args.preset}.md"
-    text = [f"# Items 5 and 6 on {args.preset}, world seeds {', '.join(map(str, args.worlds))} pooled", "",
+    out = args.out or args.dir / f"pooled_{args.preset}{args.tag}.md"
+    sections = []
+    if "wanli" in args.items:
+        sections += wanli_lines(wanli_units(args.dir, args.preset, args.worlds, args.tag)) + [""]
+    if "zaug" in args.items:
+        sections += zaug_lines(zaug_units(args.dir, args.preset, args.worlds, args.tag))
+    text = [f"# Real-LM items on {args.preset}{args.tag}, world seeds {', '.join(map(str, args.worlds))} pooled", "",
             "Written by `python experiments/real_lm/pooled.py` from the per-world files of `wanli_run.sh` and "
-            "`zaug_run.sh`.", "", *wanli_lines(wanli_units(args.dir, args.preset, args.worlds)), "",
-            *zaug_lines(zaug_units(args.dir, args.preset, args.worlds))]
+            "`zaug_run.sh`.", "", *sections]
     out.write_text("\n".join(text) + "\n")
     print(f"wrote {out}")
 
