@@ -21,11 +21,14 @@ if [ "$REVIEW" = annotator ]; then SUFFIX=""; else SUFFIX="_review_$REVIEW"; fi
 # any other world writes wanli_table_<preset>_w<seed>.md
 RL_WORLD="${RL_WORLD:-strong}" RL_WORLD_SEED="${RL_WORLD_SEED:-0}"
 if [ "$RL_WORLD" != strong ] || [ "$RL_WORLD_SEED" != 0 ]; then SUFFIX="${SUFFIX}_${RL_WORLD}_w$RL_WORLD_SEED"; fi
+# PER_LABEL: seeds per intended label (default 100: 300 prompts x 5 samples = 1,500 generations); null = every
+# seed above the variability quantile (a quarter of D0); any other value adds _perlabel_<n> (_seeds_all) to the files
+PER_LABEL="${PER_LABEL:-100}"
+if [ "$PER_LABEL" = null ]; then SUFFIX="${SUFFIX}_seeds_all"; elif [ "$PER_LABEL" != 100 ]; then SUFFIX="${SUFFIX}_perlabel_$PER_LABEL"; fi
 WORLD_ARGS=(world="$RL_WORLD" world.seed="$RL_WORLD_SEED")
 scratch "real_lm_wanli$SUFFIX"
 rm -rf "$R/sweep"
 N_TRAIN="${N_TRAIN:-4000}"       # D0 = synthetic_biased pairs
-PER_LABEL="${PER_LABEL:-100}"    # seeds per intended label: 300 prompts x 5 samples = 1,500 generations
 EPOCHS="${EPOCHS:-5}"
 THRESHOLD="${THRESHOLD:-0.8}"    # the annotators' stand-in keeps a pair when p(argmax) >= this
 
