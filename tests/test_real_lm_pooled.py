@@ -88,3 +88,13 @@ def test_tag_and_items_pick_the_files(tmp_path):
     pooled.main(["--preset", "p", "--dir", str(tmp_path), "--tag", "_seeds_all", "--items", "wanli"])
     text = (tmp_path / "pooled_p_seeds_all.md").read_text()
     assert "| D0 + W | +4.0 [+2.9, +5.1]" in text and "Item 5" not in text
+
+
+def test_review_teacher_reads_its_own_files(tmp_path):
+    write_two_worlds(tmp_path)
+    for ws in (0, 1):
+        (tmp_path / f"wanli_table_p_w{ws}.csv").rename(tmp_path / f"wanli_table_review_teacher_p_w{ws}.csv")
+    pooled.main(["--preset", "p", "--dir", str(tmp_path), "--review", "teacher", "--items", "wanli"])
+    assert "| D0 + W | +4.0 [+2.9, +5.1]" in (tmp_path / "pooled_p_review_teacher.md").read_text()
+    with pytest.raises(SystemExit, match="wanli_table_p_w0.csv: missing; run REVIEW=annotator"):
+        pooled.main(["--preset", "p", "--dir", str(tmp_path), "--items", "wanli"])

@@ -30,14 +30,15 @@ FLOOR, CEILING = "floor: D0 + #W biased", "ceiling: D0 + #W unbiased"
 GENERATORS = {"scratch": "tiny GPT-2 from scratch", "smollm2": "SmolLM2 fine-tuned"}
 
 
-def wanli_units(folder: Path, preset: str, worlds: list[int], tag: str = "") -> pd.DataFrame:
+def wanli_units(folder: Path, preset: str, worlds: list[int], tag: str = "", review: str = "annotator") -> pd.DataFrame:
     """Accuracy per (row, world_seed, seed, eval_set) from the committed per-world CSVs, the challenge
     mean added as an eval set (the layout of controls_table.unit_metrics)."""
     frames = []
     for ws in worlds:
-        path = folder / f"wanli_table_{preset}_w{ws}{tag}.csv"
+        prefix = "" if review == "annotator" else f"_review_{review}"   # wanli_run.sh's file names
+        path = folder / f"wanli_table{prefix}_{preset}_w{ws}{tag}.csv"
         if not path.is_file():
-            raise SystemExit(f"{path}: missing; run RL_WORLD={preset} RL_WORLD_SEED={ws} bash {HERE}/wanli_run.sh")
+            raise SystemExit(f"{path}: missing; run REVIEW={review} RL_WORLD={preset} RL_WORLD_SEED={ws} bash {HERE}/wanli_run.sh")
         m = pd.read_csv(path)
         m = m[m["metric"] == "acc"].assign(world_seed=ws)
         # the challenge mean is in the file (wanli_table.py's); recomputed here as a check
@@ -96,12 +97,14 @@ def main(argv=None) -> None:
     ap.add_argument("--dir", type=Path, default=HERE, help="where the per-world files are (default: this folder)")
     ap.add_argument("--tag", default="", help="the files' suffix after the world seed, e.g. _seeds_all")
     ap.add_argument("--items", nargs="+", choices=["wanli", "zaug"], default=["wanli", "zaug"])
+    ap.add_argument("--review", choices=["annotator", "teacher"], default="annotator", help="item 6's reviewer")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
-    out = args.out or args.dir / f"pooled_{args.preset}{args.tag}.md"
+    review = "" if args.review == "annotator" else f"_review_{args.review}"
+    out = args.out or args.dir / f"pooled_{args.preset}{args.tag}{review}.md"
     sections = []
     if "wanli" in args.items:
-        sections += wanli_lines(wanli_units(args.dir, args.preset, args.worlds, args.tag)) + [""]
+        sections += wanli_lines(wanli_units(args.dir, args.preset, args.worlds, args.tag, args.review)) + [""]
     if "zaug" in args.items:
         sections += zaug_lines(zaug_units(args.dir, args.preset, args.worlds, args.tag))
     text = [f"# Real-LM items on {args.preset}{args.tag}, world seeds {', '.join(map(str, args.worlds))} pooled", "",

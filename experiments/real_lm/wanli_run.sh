@@ -9,7 +9,8 @@
 # review=annotator (the default; also REVIEW=...) reviews with the annotators' stand-in, trained on the
 # world's unbiased split: the one model here that knows the true labels, standing in for people (common.sh).
 # Scratch: $NLIFORGE_EXP (default /tmp/nliforge_exp/real_lm_wanli). Registers the gitignored
-# data/train_sets=[exp_real_lm_w] (conf/data/train_sets/exp_real_lm_w.yaml, pointing into the scratch).
+# data/train_sets=[exp_real_lm_w<suffix>] (conf/data/train_sets/, pointing into the scratch; one name per world and
+# variant, so that runs side by side never train on each other's W).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../common.sh"
@@ -27,6 +28,7 @@ PER_LABEL="${PER_LABEL:-100}"
 if [ "$PER_LABEL" = null ]; then SUFFIX="${SUFFIX}_seeds_all"; elif [ "$PER_LABEL" != 100 ]; then SUFFIX="${SUFFIX}_perlabel_$PER_LABEL"; fi
 WORLD_ARGS=(world="$RL_WORLD" world.seed="$RL_WORLD_SEED")
 scratch "real_lm_wanli$SUFFIX"
+W_SET="exp_real_lm_w$SUFFIX"
 rm -rf "$R/sweep"
 N_TRAIN="${N_TRAIN:-4000}"       # D0 = synthetic_biased pairs
 EPOCHS="${EPOCHS:-5}"
@@ -50,9 +52,9 @@ stamp "2b/5 the same with the demo's stand-in LM, for the per-stage drops only (
 nliforge-generate "${GEN[@]}" hydra.run.dir="$R/wanli_standin"
 
 REVIEWER=$(reviewer_dir "$R/wanli_smollm2" "$R/annotator")
-stamp "3/5 review=$REVIEW ($REVIEWER) -> data/train_sets=[exp_real_lm_w]"
+stamp "3/5 review=$REVIEW ($REVIEWER) -> data/train_sets=[$W_SET]"
 nliforge-review teacher run="$R/wanli_smollm2" teacher.model_dir="$REVIEWER" teacher.threshold="$THRESHOLD"
-nliforge-review aggregate run="$R/wanli_smollm2" aggregate.mode=automatic aggregate.name=exp_real_lm_w \
+nliforge-review aggregate run="$R/wanli_smollm2" aggregate.mode=automatic aggregate.name="$W_SET" \
     aggregate.reviewer="$(reviewer_id "$REVIEWER")"
 N_W=$(grep -c . "$R/wanli_smollm2/review/reviewed.jsonl")
 stamp "W = $N_W reviewed pairs"
@@ -63,9 +65,9 @@ stamp "4/5 rows (3 seeds each): D0; floor = the biased split with |W| more pairs
 nliforge-train -m 'data/train_sets=[synthetic_biased]' world.n_train="$N_TRAIN" "${COMMON[@]}" hydra.sweep.dir="$R/sweep/1_d0"
 nliforge-train -m 'data/train_sets=[synthetic_biased]' world.n_train="$((N_TRAIN + N_W))" "${COMMON[@]}" \
     hydra.sweep.dir="$R/sweep/2_floor"
-nliforge-train -m 'data/train_sets=[synthetic_biased,exp_real_lm_w]' data.combine=augment world.n_train="$N_TRAIN" \
+nliforge-train -m "data/train_sets=[synthetic_biased,$W_SET]" data.combine=augment world.n_train="$N_TRAIN" \
     "${COMMON[@]}" hydra.sweep.dir="$R/sweep/3_plus"
-nliforge-train -m 'data/train_sets=[synthetic_biased,exp_real_lm_w]' data.combine=replace world.n_train="$N_TRAIN" \
+nliforge-train -m "data/train_sets=[synthetic_biased,$W_SET]" data.combine=replace world.n_train="$N_TRAIN" \
     "${COMMON[@]}" hydra.sweep.dir="$R/sweep/4_rep"
 nliforge-train -m 'data/train_sets=[synthetic_biased,synthetic]' data.train_sets.synthetic.limit="$N_W" data.combine=augment \
     world.n_train="$N_TRAIN" "${COMMON[@]}" hydra.sweep.dir="$R/sweep/5_ceiling"
