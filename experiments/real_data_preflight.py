@@ -15,7 +15,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from nliforge.data.errors import NLIDataError
-from nliforge.data.hub import HUB_SOURCES, hub_table
+from nliforge.data.hub import hub_id, hub_table
 
 CONF = Path(__file__).resolve().parents[1] / "conf" / "data" / "train_sets"
 
@@ -31,8 +31,11 @@ def set_spec(name: str) -> dict:
     return spec[name]
 
 
-def download_hint(spec: dict) -> str:
-    path = spec.get("path") or HUB_SOURCES.get(spec.get("source") or spec["name"], {}).get("path")
+def download_hint(spec: dict, where: str) -> str:
+    try:
+        path = hub_id(spec, where)
+    except NLIDataError:
+        return f"give {where} a `path` (a Hub id or a local folder)"
     return (f"HF_HUB_OFFLINE=0 HF_DATASETS_OFFLINE=0 python -c \"import datasets; "
             f"datasets.load_dataset({path!r}, {spec.get('config')!r}, split={spec.get('split', 'train')!r})\"")
 
@@ -49,7 +52,7 @@ def main(names: list[str]) -> int:
         try:
             table, path, split = hub_table(spec, where)
         except NLIDataError as err:
-            missing.append(f"{name}: {err}\n    download: {download_hint(spec)}")
+            missing.append(f"{name}: {err}\n    download: {download_hint(spec, where)}")
             continue
         print(f"{name}: {path} [{split}] {len(table):,} rows")
     if missing:

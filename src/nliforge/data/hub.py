@@ -73,17 +73,21 @@ def _load_hf(path: str, config: str | None, split: str, where: str):
         raise NLIDataError(f"{where}: could not load Hub dataset {path!r} split {split!r}: {err}") from err
 
 
+def hub_id(spec: Mapping[str, Any], where: str) -> str:
+    """The set's Hub id (or local folder): its YAML's `path`, else its source's default."""
+    source = spec.get("source") or spec["name"]
+    path = spec.get("path") or HUB_SOURCES.get(source, {}).get("path")
+    if not path:
+        raise NLIDataError(f"{where}.path: no Hub id given and {source!r} is not a known source; "
+                           f"known: {', '.join(HUB_SOURCES)}")
+    return path
+
+
 def hub_table(spec: Mapping[str, Any], where: str):
     """One split of a set's Hub dataset as an HF `Dataset` (memory-mapped), with its Hub id and split:
     what `load_hub_records` reads, and what a run checks for before hours of training (offline, a set
     that is not cached raises DatasetNotCachedError naming it)."""
-    source = spec.get("source") or spec["name"]
-    defaults = HUB_SOURCES.get(source, {})
-    path = spec.get("path") or defaults.get("path")
-    if not path:
-        raise NLIDataError(f"{where}.path: no Hub id given and {source!r} is not a known source; "
-                           f"known: {', '.join(HUB_SOURCES)}")
-    split = spec.get("split", "train")
+    path, split = hub_id(spec, where), spec.get("split", "train")
     return _load_hf(path, spec.get("config"), split, where), path, split
 
 
