@@ -64,7 +64,7 @@ def test_provenance_of_a_hand_made_manifest():
                            "judge": {"sent": 3, "cached": 0, "prompt_tokens": 10, "completion_tokens": 5, "cost": 0.001}},
                 "final": {"stage": "heuristics", "count": 24},
                 "versions": {"nliforge": "0.1.0", "nliforge_commit": "abc123", "python": "3.11.7"}}
-    config = {"seed": 3, "world": {"seed": 7}, "hydra": {"seed": 99},
+    config = {"seed": 3, "world": {"seed": 7}, "hydra": {"seed": 424242},
               "pipeline": {"generate": {"n": 5, "per_request": 5, "sampling": {"temperature": 1.0, "top_p": 0.5}}}}
     review = {"mode": "annotators", "examples": 24, "kept": 20, "kappa": 0.6049, "counts": {"keep": 15, "revised": 5}}
     text = provenance_markdown(manifest, config, review)
@@ -73,7 +73,7 @@ def test_provenance_of_a_hand_made_manifest():
     assert "| heuristics | 30 | 24 | 80.0% | copied_premise=6 |" in text
     assert "| generator | backend=openai_completions, model=gpt-3 |" in text
     assert "| pipeline.generate | temperature=1.0, top_p=0.5, n=5, per_request=5 |" in text
-    assert "| seed | 3 |" in text and "| world.seed | 7 |" in text and "99" not in text
+    assert "| seed | 3 |" in text and "| world.seed | 7 |" in text and "424242" not in text   # hydra's own keys are not provenance
     assert "Cohen's kappa between the two annotators: 0.605" in text and "keep=15, revised=5" in text
     assert "| generate | 8 | 2 | 1000 | 300 | 0.0027 |" in text
     assert "| **total** | 11 | 2 | 1010 | 305 | 0.0037 |" in text                  # 0.0026916 + 0.001
