@@ -4,6 +4,7 @@ checked against values computed by hand."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import pandas as pd
 import pytest
@@ -43,8 +44,11 @@ def test_a_ceiling_not_above_the_floor_is_flagged():
 
 
 def test_zero_gap_is_undefined_not_infinite():
-    r = gap_closure(series([2, 2, 2]), series([1, 1, 1]), series([1, 1, 1]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every resample is undefined: no all-NaN quantile warning either
+        r = gap_closure(series([2, 2, 2]), series([1, 1, 1]), series([1, 1, 1]))
     assert math.isnan(r["closure"]) and format_closure(r) == "–"
+    assert math.isnan(r["ci_low"]) and math.isnan(r["ci_high"])
 
 
 def test_unpaired_units_are_an_error_that_names_them():

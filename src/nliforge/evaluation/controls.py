@@ -46,7 +46,8 @@ def gap_closure(method: pd.Series, floor: pd.Series, ceiling: pd.Series, ci: flo
         with np.errstate(divide="ignore", invalid="ignore"):
             ratios = np.where(den != 0, gain[idx].mean(1) / den, np.nan)
         alpha = (1 - ci) / 2
-        low, high = (float(v) for v in np.nanquantile(ratios, [alpha, 1 - alpha]))
+        if not np.isnan(ratios).all():  # all NaN: every resample has no gap, the interval stays NaN
+            low, high = (float(v) for v in np.nanquantile(ratios, [alpha, 1 - alpha]))
     denominator = seed_difference(ceiling, floor, ci)
     return {"closure": point, "ci_low": low, "ci_high": high, "n": len(gain),
             "ceiling_minus_floor": denominator["diff"], "cf_low": denominator["ci_low"],
