@@ -44,11 +44,8 @@ from __future__ import annotations
 import argparse
 import copy
 import gc
-import math
 import os
 import platform
-import statistics
-import sys
 import time
 from pathlib import Path
 
@@ -56,6 +53,7 @@ import numpy as np
 import torch
 
 from common import _cpu_snapshot, quiet, wait_until_idle, write_summary  # noqa: E402
+from gpu_report import environment, summarise, title  # noqa: E402
 from train_throughput import run_hf, run_nliforge  # noqa: E402
 
 # Published shapes (roberta-base / roberta-large config.json); random init, nothing downloaded.
@@ -77,7 +75,6 @@ FIRST_ID = 4   # ids 0-3 are <s> <pad> </s> <unk>
 # Dense bf16 tensor-core peak (no sparsity), by substring of torch.cuda.get_device_name(); first match wins.
 PEAK_BF16 = (("H100 PCIe", 756e12), ("H100", 989e12), ("H200", 989e12), ("A100", 312e12),
              ("RTX 6000", 130e12))
-WANLI_PAIRS, EPOCHS = 103_000, 5
 
 # nliforge contenders: the same Lightning module and data path with GPU options switched on, each
 # one a config override of nliforge-train (README "GPU"):
@@ -281,33 +278,18 @@ def write_profiles(runners: dict, names: list[str], args) -> dict[str, dict[str,
     return host_values
 
 
-def fmt_time(s: float) -> str:
-    return f"{s / 3600:.2f} h" if s >= 3600 else f"{s / 60:.1f} min"
-
-
-def main(argv=None) -> dict:
-    args = parse_args(argv)
-    import lightning.pytorch  # noqa: F401  (imported before quiet() so its loggers stay quiet)
-    import transformers  # noqa: F401
-    quiet()
-    threads = args.threads or os.cpu_count() or 1
-    torch.set_num_threads(threads)
-    if args.device == "cuda":
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
-    from transformers import DataCollatorWithPadding, default_data_collator
-
+def build_inputs(args) -> dict:
+    """The shared inputs of every contender: one backbone's initial weights, the synthetic pairs as
+    nliforge's data modules (one per width multiple) and as the Trainer's datasets, and the peak FLOP/s."""
     from nliforge.data.datamodule import NLIDataModule
     from nliforge.data.records import Record
 
-    t = time.perf_counter()
     shape = SHAPES[args.model]
     pairs = synthetic_pairs(args.n_examples, shape["vocab_size"], args.seed)
     label_names = ("entailment", "neutral", "contradiction")
     labels = [i % 3 for i in range(args.n_examples)]
     np.random.default_rng(args.seed + 1).shuffle(labels)
     records = [Record(f"syn-{i:06d}", str(i), "-", label_names[labels[i]], "synthetic") for i in range(len(pairs))]
-    bb = ConfigBackbone(shape, args.seed)
     # nliforge's real code path: EncodedNLI via the tokenizer call, LengthGroupedBatchSampler, PadCollator.
     dms = {}
     for multiple in {NLF_VARIANTS[c][2] for c in args.contenders if c in NLF_VARIANTS}:
@@ -316,23 +298,27 @@ def main(argv=None) -> dict:
                            pad_to_multiple_of=multiple)
         dm.collate = TokenCounter(dm.collate)
         dms[multiple] = dm
-    data_a = hf_dataset(pairs, labels, args.max_length, pad_to_max=True)
-    data_b = hf_dataset(pairs, labels, args.max_length, pad_to_max=False)
     lengths = np.array([len(p) for p in pairs])
     dist = {"mean": float(lengths.mean()), "p50": float(np.median(lengths)),
             "p95": float(np.percentile(lengths, 95)), "max": int(lengths.max())}
     device_name = torch.cuda.get_device_name(0) if args.device == "cuda" else platform.processor() or "cpu"
-    peak = peak_flops(device_name if args.device == "cuda" else None, args.peak_tflops)
-    print(f"setup {time.perf_counter() - t:.1f}s: model={args.model} ({bb.n_params / 1e6:.1f}M params, "
-          f"{bb.n_embedding / 1e6:.1f}M in embeddings), {len(pairs)} pairs, tokens/pair mean {dist['mean']:.1f} "
-          f"p50 {dist['p50']:.0f} p95 {dist['p95']:.0f} max {dist['max']}; device={args.device} ({device_name})"
-          f"{' bf16' if args.bf16 else ' fp32'}, peak {'n/a' if peak is None else f'{peak / 1e12:.0f} TFLOP/s'}",
-          flush=True)
+    return {"shape": shape, "bb": ConfigBackbone(shape, args.seed), "dms": dms, "dist": dist,
+            "data_a": hf_dataset(pairs, labels, args.max_length, pad_to_max=True),
+            "data_b": hf_dataset(pairs, labels, args.max_length, pad_to_max=False),
+            "device_name": device_name,
+            "peak": peak_flops(device_name if args.device == "cuda" else None, args.peak_tflops)}
+
+
+def make_runners(inputs: dict, args) -> dict:
+    """Each contender as a function of no arguments that trains once and returns (result, token counts)."""
+    from transformers import DataCollatorWithPadding, default_data_collator
+
+    bb = inputs["bb"]
 
     def nlf(name):
         compile_kwargs, fused, multiple = NLF_VARIANTS[name]
         backbone = bb if compile_kwargs is None else bb.compiled(**compile_kwargs)
-        dm = dms[multiple]
+        dm = inputs["dms"][multiple]
 
         def go():
             dm.collate.batches.clear()
@@ -347,6 +333,7 @@ def main(argv=None) -> dict:
             return res, counter.timed(args.warmup, args.steps)
         return go
 
+    data_a, data_b = inputs["data_a"], inputs["data_b"]
     hf_runners = {
         "hf_A_maxlen": lambda: hf(data_a, default_data_collator, False),
         "hf_B_best": lambda: hf(data_b, DataCollatorWithPadding(hf_pad_tokenizer()), True, {"optim": args.hf_best_optim}),
@@ -354,35 +341,45 @@ def main(argv=None) -> dict:
         "hf_C_compiled": lambda: hf(data_b, DataCollatorWithPadding(hf_pad_tokenizer(), pad_to_multiple_of=8), True,
                                     {"optim": "adamw_torch_fused", "torch_compile": True}),
     }
-    names = list(args.contenders)
-    runners = {c: nlf(c) if c in NLF_VARIANTS else hf_runners[c]() for c in names}
+    return {c: nlf(c) if c in NLF_VARIANTS else hf_runners[c]() for c in args.contenders}
+
+
+def timed_run(runner, args, threads: int) -> dict:
+    """One training run of one contender, with its rates and (on CPU) the share of the CPU that other
+    processes took meanwhile."""
+    if args.device == "cpu" and args.max_wait > 0:
+        wait_until_idle(args.max_wait)
+    torch.set_num_threads(threads)
+    gc.collect()
+    if args.device == "cuda":
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+    (busy0, self0), w0 = _cpu_snapshot(), time.perf_counter()
+    res, tok = runner()
+    (busy1, self1), w1 = _cpu_snapshot(), time.perf_counter()
+    res.update(tok)
+    res["foreign_cpu_frac"] = ((busy1 - busy0) - (self1 - self0)) / ((w1 - w0) * (os.cpu_count() or 1))
+    res["real_tokens_per_s"] = tok["real_tokens"] / res["wall_s"]
+    res["padded_tokens_per_s"] = tok["padded_tokens"] / res["wall_s"]
+    res["real_len_sq_per_s"] = tok["real_len_sq"] / res["wall_s"]
+    res["peak_mem_gib"] = torch.cuda.max_memory_allocated() / 2**30 if args.device == "cuda" else None
+    return res
+
+
+def run_rounds(runners: dict, args, threads: int) -> tuple[dict[str, list[dict]], dict[str, str]]:
+    """args.rounds rounds over every contender, the order rotating each round; a contender that fails
+    is reported and skipped, so the others' numbers are kept."""
+    names = list(runners)
     runs: dict[str, list[dict]] = {c: [] for c in names}
     failed: dict[str, str] = {}
-    t_all = time.perf_counter()
     for r in range(args.rounds):
-        order = names[r % len(names):] + names[:r % len(names)]
-        for name in order:
-            if args.device == "cpu" and args.max_wait > 0:
-                wait_until_idle(args.max_wait)
-            torch.set_num_threads(threads)
-            gc.collect()
-            if args.device == "cuda":
-                torch.cuda.empty_cache()
-                torch.cuda.reset_peak_memory_stats()
-            (busy0, self0), w0 = _cpu_snapshot(), time.perf_counter()
+        for name in names[r % len(names):] + names[:r % len(names)]:
             try:
-                res, tok = runners[name]()
+                res = timed_run(runners[name], args, threads)
             except Exception as exc:  # one failing contender must not lose the others' numbers
                 print(f"  round {r + 1}/{args.rounds} {name:<16} FAILED: {type(exc).__name__}: {exc}"[:2000], flush=True)
                 failed.setdefault(name, repr(exc)[:2000])
                 continue
-            (busy1, self1), w1 = _cpu_snapshot(), time.perf_counter()
-            res.update(tok)
-            res["foreign_cpu_frac"] = ((busy1 - busy0) - (self1 - self0)) / ((w1 - w0) * (os.cpu_count() or 1))
-            res["real_tokens_per_s"] = tok["real_tokens"] / res["wall_s"]
-            res["padded_tokens_per_s"] = tok["padded_tokens"] / res["wall_s"]
-            res["real_len_sq_per_s"] = tok["real_len_sq"] / res["wall_s"]
-            res["peak_mem_gib"] = torch.cuda.max_memory_allocated() / 2**30 if args.device == "cuda" else None
             runs[name].append(res)
             extra = (f"peak mem {res['peak_mem_gib']:.1f} GiB" if args.device == "cuda"
                      else f"other processes {max(res['foreign_cpu_frac'], 0):.0%} CPU")
@@ -391,77 +388,39 @@ def main(argv=None) -> dict:
                   f"{res['real_tokens_per_s']:10.0f} tok/s ({res['steps']} steps in {res['wall_s']:.2f}s, "
                   f"start-up {res['startup_s']:.1f}s, step median {1e3 * res['median_step_s']:.1f} max "
                   f"{1e3 * res['max_step_s']:.1f} ms, loss {loss}, "
-                  f"pad fill {tok['real_tokens'] / tok['padded_tokens']:.0%}, {extra})", flush=True)
+                  f"pad fill {res['real_tokens'] / res['padded_tokens']:.0%}, {extra})", flush=True)
+    return runs, failed
 
-    host_values = write_profiles(runners, names, args) if args.profile_steps else None
-    cfg = bb.config
-    names = [c for c in names if runs[c]]
-    summary: dict = {"contenders": {}, "failed": failed, "host_values_per_step": host_values}
-    head = (f"{'contender':<17}{'ex/s':>9}{'tok/s':>10}{'pad tok/s':>11}{'MFU':>7}{'MFU+attn':>9}"
-            f"{'vs A':>7}{'vs B':>7}{'startup':>9}{'5ep WANLI':>11}")
-    lines = [head]
-    med = {c: {k: statistics.median(x[k] for x in runs[c])
-               for k in ("examples_per_s", "real_tokens_per_s", "padded_tokens_per_s", "real_len_sq_per_s")}
-           for c in names}
-    for c in names:
-        m = med[c]
-        flops = 6 * bb.n_params * m["real_tokens_per_s"]
-        attn = 12 * cfg.num_hidden_layers * cfg.hidden_size * m["real_len_sq_per_s"]
-        mfu = flops / peak if peak else None
-        mfu_attn = (flops + attn) / peak if peak else None
-        vs_a = m["examples_per_s"] / med["hf_A_maxlen"]["examples_per_s"] if "hf_A_maxlen" in med else math.nan
-        vs_b = m["examples_per_s"] / med["hf_B_best"]["examples_per_s"] if "hf_B_best" in med else math.nan
-        # Projected wall time of the 5-epoch run: the one-time start-up as measured (train start to the
-        # end of the warm-up steps: compilation, CUDA-graph recording) plus the remaining steps at the
-        # measured rate. Widths first seen after the warm-up add a recording each; at most a few.
-        startup = statistics.median(x["startup_s"] for x in runs[c])
-        total_steps = math.ceil(WANLI_PAIRS / args.batch_size) * EPOCHS
-        proj_loop = total_steps * args.batch_size / m["examples_per_s"]
-        proj = startup + (total_steps - args.warmup) * args.batch_size / m["examples_per_s"]
-        summary["contenders"][c] = {
-            "examples_per_s": m["examples_per_s"], "real_tokens_per_s": m["real_tokens_per_s"],
-            "padded_tokens_per_s": m["padded_tokens_per_s"], "model_flops_per_s": flops,
-            "model_flops_per_s_with_attention": flops + attn, "mfu": mfu, "mfu_with_attention": mfu_attn,
-            "ratio_vs_hf_A": vs_a, "ratio_vs_hf_B": vs_b,
-            "startup_s": startup, "projected_5ep_wanli_s": proj, "projected_5ep_wanli_h": proj / 3600,
-            "projected_5ep_wanli_loop_only_s": proj_loop,
-            "peak_mem_gib": max((x["peak_mem_gib"] or 0) for x in runs[c]) if args.device == "cuda" else None,
-            "runs": runs[c]}
-        pct = (lambda v: f"{v:>7.1%}" if v is not None else f"{'n/a':>7}")
-        lines.append(f"{c:<17}{m['examples_per_s']:>9.1f}{m['real_tokens_per_s']:>10.0f}"
-                     f"{m['padded_tokens_per_s']:>11.0f}{pct(mfu)}{pct(mfu_attn):>9}"
-                     f"{vs_a:>6.2f}x{vs_b:>6.2f}x{startup:>8.1f}s{fmt_time(proj):>11}")
-    e = {c: med[c]["examples_per_s"] for c in med}
-    if "hf_A_maxlen" in e and "hf_B_best" in e:
-        for c in (c for c in names if c in NLF_VARIANTS):
-            key = "" if c == "nliforge" else "_" + c.split("+", 1)[1]
-            summary[f"nliforge{key}_vs_hf_A"] = e[c] / e["hf_A_maxlen"]
-            summary[f"nliforge{key}_vs_hf_B"] = e[c] / e["hf_B_best"]
-            lines.append(f"{c}/hf_A = {e[c] / e['hf_A_maxlen']:.2f}x, {c}/hf_B = {e[c] / e['hf_B_best']:.2f}x")
-    lines.append(f"5ep WANLI = projected wall time of {EPOCHS} epochs x {WANLI_PAIRS:,} pairs: start-up (train start to "
-                 f"the end of {args.warmup} warm-up steps: compile, graphs) + the other steps at the measured ex/s; "
-                 f"MFU = 6*N*real tok/s / peak, N = {bb.n_params / 1e6:.1f}M; MFU+attn adds 12*L*d*sum(len^2)")
-    if args.device == "cpu":
-        contended = [(c, i + 1) for c in names for i, x in enumerate(runs[c]) if x["foreign_cpu_frac"] > 0.05]
-        if contended:
-            lines.append(f"WARNING: other processes used > 5% of the CPU during {len(contended)} run(s): "
-                         + ", ".join(f"{c} round {i}" for c, i in contended))
 
-    import lightning
-
-    env = {"python": sys.version.split()[0], "torch": torch.__version__, "lightning": lightning.__version__,
-           "transformers": transformers.__version__, "platform": platform.platform(),
-           "device": args.device, "device_name": device_name, "cpu_count": os.cpu_count(), "threads": threads,
-           "cuda": torch.version.cuda, "peak_flops": peak}
-    title = (f"{args.model} on {args.device} ({device_name}), {'bf16-mixed' if args.bf16 else 'fp32'}; "
-             f"torch {env['torch']}, transformers {env['transformers']}, lightning {env['lightning']}\n"
-             f"median of {args.rounds} rounds, {args.steps} timed steps x batch {args.batch_size} "
-             f"(after {args.warmup} warm-up steps); tokens/pair mean {dist['mean']:.1f} p50 {dist['p50']:.0f} "
-             f"p95 {dist['p95']:.0f} max {dist['max']}; benchmark wall {time.perf_counter() - t_all:.0f}s")
-    table = title + "\n" + "\n".join(lines)
+def main(argv=None) -> dict:
+    args = parse_args(argv)
+    import lightning.pytorch  # noqa: F401  (imported before quiet() so its loggers stay quiet)
+    import transformers  # noqa: F401
+    quiet()
+    threads = args.threads or os.cpu_count() or 1
+    torch.set_num_threads(threads)
+    if args.device == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    t = time.perf_counter()
+    inputs = build_inputs(args)
+    bb, dist, peak = inputs["bb"], inputs["dist"], inputs["peak"]
+    print(f"setup {time.perf_counter() - t:.1f}s: model={args.model} ({bb.n_params / 1e6:.1f}M params, "
+          f"{bb.n_embedding / 1e6:.1f}M in embeddings), {args.n_examples} pairs, tokens/pair mean {dist['mean']:.1f} "
+          f"p50 {dist['p50']:.0f} p95 {dist['p95']:.0f} max {dist['max']}; device={args.device} "
+          f"({inputs['device_name']}){' bf16' if args.bf16 else ' fp32'}, "
+          f"peak {'n/a' if peak is None else f'{peak / 1e12:.0f} TFLOP/s'}", flush=True)
+    runners = make_runners(inputs, args)
+    t_all = time.perf_counter()
+    runs, failed = run_rounds(runners, args, threads)
+    host_values = write_profiles(runners, list(runners), args) if args.profile_steps else None
+    summary, lines = summarise(runs, NLF_VARIANTS, bb.n_params, bb.config, peak, args)
+    summary.update({"failed": failed, "host_values_per_step": host_values})
+    env = environment(args, inputs["device_name"], threads, peak)
+    table = title(args, env, dist, time.perf_counter() - t_all) + "\n" + "\n".join(lines)
     print("\n" + table)
     summary.update({"args": vars(args), "table": table, "n_params": bb.n_params,
-                    "n_embedding_params": bb.n_embedding, "model_shape": shape,
+                    "n_embedding_params": bb.n_embedding, "model_shape": inputs["shape"],
                     "tokens_per_pair": dist, "env": env})
     print(f"wrote {write_summary(summary, args.out)}")
     return summary
