@@ -2,7 +2,7 @@
 # DISCO offline with no oracle (issue 22): teacher-filtered counterfactuals against a same-size floor and ceiling,
 # with and without the teacher filter, on a calibrated world, 2 world seeds x 3 training seeds.
 #   bash experiments/disco_table3/run.sh     # tables -> experiments/disco_table3/results.md (+ .csv, counts.json)
-# ~40 min on one CPU core. WORLD (snli_calibrated), WORLD_SEEDS (0 1), SEEDS (1,2,3), N_TRAIN (4000) override.
+# ~19 min on one CPU core (2026-11-26, the other core busy; up to ~40 under heavier load). WORLD (snli_calibrated), WORLD_SEEDS (0 1), SEEDS (1,2,3), N_TRAIN (4000) override.
 # Scratch: $NLIFORGE_EXP (default /tmp/nliforge_exp/disco_table3); FRESH=0 keeps finished steps and rows.
 # Who knows what (README): the task classifier (data map) and the teacher are trained on D0 = D^b; the fill-in LM
 # on D0's pairs without their labels. Nothing here knows the world's true labels.
