@@ -1,6 +1,9 @@
 # Sourced by experiments/*/run.sh (after HERE is set): the repository root as the working folder,
 # the offline flags, and the scratch folder of an experiment.
 ROOT="$(cd "$HERE/../.." && pwd)"
+# This checkout's code and conf/ (where experiments register their training sets), also for the console
+# scripts, even when `pip install -e` points at another checkout.
+export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false WANDB_MODE=offline
 cd "$ROOT"
 # Training overrides that change no number: no logger, no saved model, no progress bar.

@@ -11,6 +11,7 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
+export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"   # this checkout's code and conf/ (split.py registers there)
 WORLD_SEED="${WORLD_SEED:-0}"   # the world (issue 22: at least two); world 0 writes next to this script,
                                 # any other into world<seed>/ here
 if [ "$WORLD_SEED" = 0 ]; then OUT="$HERE"; else OUT="$HERE/world$WORLD_SEED"; mkdir -p "$OUT"; fi

@@ -9,7 +9,6 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../common.sh"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"   # this checkout's code, not an installed copy
 scratch nli_set
 LIMIT="${LIMIT:-}"
 export NLIFORGE_CONFIG_PATH="$HERE"   # experiments/nli_set/pipeline/nli_set.yaml
