@@ -10,8 +10,7 @@
 # About 6 minutes on 2 CPU cores.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"   # this checkout's code and conf/ (split.py registers there)
+source "$HERE/../common.sh"   # ROOT, this checkout first on PYTHONPATH (split.py registers in its conf/), offline flags, cd ROOT
 WORLD_SEED="${WORLD_SEED:-0}"   # the world (issue 22: at least two); world 0 writes next to this script,
                                 # any other into world<seed>/ here
 if [ "$WORLD_SEED" = 0 ]; then OUT="$HERE"; else OUT="$HERE/world$WORLD_SEED"; mkdir -p "$OUT"; fi
@@ -20,8 +19,7 @@ N_TRAIN="${N_TRAIN:-6000}"      # world training split: D = N_TRAIN - N_HELDOUT,
 N_HELDOUT="${N_HELDOUT:-1000}"
 EPOCHS="${EPOCHS:-5}"
 SEEDS="${SEEDS:-1 2 3}"
-export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS=1
-cd "$ROOT"
+export OMP_NUM_THREADS=1
 rm -rf "$SCRATCH" && mkdir -p "$SCRATCH"
 start=$SECONDS
 
