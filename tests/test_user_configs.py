@@ -99,3 +99,31 @@ def test_searchpath_check_in_process(user_conf):
     merged = with_user_config_path(args, env=f"{user_conf}{os.pathsep}{user_conf}")
     assert merged.count(f"hydra.searchpath=['file://{user_conf}']") == 1   # given once, not added twice
     assert with_user_config_path(["seed=1"], env="") == ["seed=1"]
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["a=1", "--cfg", "job"], ["a=1", "SP", "--cfg", "job"]),
+    (["--cfg", "job", "a=1"], ["--cfg", "job", "a=1", "SP"]),
+    (["-m", "a=1,2", "b=3"], ["-m", "a=1,2", "b=3", "SP"]),
+    (["a=1", "-cn", "x", "--package", "p", "--help"], ["a=1", "SP", "-cn", "x", "--package", "p", "--help"]),
+    (["--config-dir=/x", "a=1", "--info"], ["--config-dir=/x", "a=1", "SP", "--info"]),
+    (["--info", "config"], ["SP", "--info", "config"]),
+    (["-c", "hydra"], ["SP", "-c", "hydra"]),
+])
+def test_environment_searchpath_goes_among_the_overrides(args, expected, tmp_path):
+    from hydra._internal.utils import get_args_parser
+
+    merged = with_user_config_path(args, env=str(tmp_path))
+    assert merged == [f"hydra.searchpath=['file://{tmp_path.resolve()}']" if a == "SP" else a for a in expected]
+    parsed = get_args_parser().parse_args(merged)   # Hydra's own parser accepts the result
+    assert parsed.overrides[-1].startswith("hydra.searchpath=")
+
+
+def test_environment_folder_with_cfg_job_flag(tmp_path):
+    conf = tmp_path / "conf"
+    (conf / "data/train_sets").mkdir(parents=True)
+    (conf / "data/train_sets/x.yaml").write_text(
+        f"x:\n  name: x\n  loader: jsonl\n  path: {tmp_path / 'x.jsonl'}\n  num_classes: 3\n  limit: null\n")
+    proc = run(["nliforge-train", "data/train_sets=[x]", "--cfg", "job"], tmp_path, {"NLIFORGE_CONFIG_PATH": str(conf)})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "train_sets:" in proc.stdout and f"path: {tmp_path / 'x.jsonl'}" in proc.stdout

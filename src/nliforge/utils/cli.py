@@ -47,8 +47,36 @@ def searchpath(args: Sequence[str]) -> list[str] | None:
     return list(value)
 
 
+def _flag_values() -> dict[str, str | None]:
+    """Hydra's command-line flags and how many values each takes: {'--cfg': None (one), '-m': 0, '--info': '?'}."""
+    from hydra._internal.utils import get_args_parser
+
+    return {flag: action.nargs for action in get_args_parser()._actions for flag in action.option_strings}
+
+
+def override_end(args: Sequence[str]) -> int:
+    """The index just after the last override (a positional argument) in `args`, skipping Hydra's flags
+    and their values (`--cfg job`, `-cn name`, `--info config`); 0 when there is no override.
+
+    Hydra's argparse reads the overrides as one run of positionals, so an override placed after a flag
+    that ends that run (`a=1 --cfg job b=2`) is refused as an unrecognized argument."""
+    flags, end, i = _flag_values(), 0, 0
+    while i < len(args):
+        arg = args[i]
+        if arg.startswith("-") and arg != "-":
+            nargs = flags.get(arg.split("=", 1)[0])
+            takes_next = "=" not in arg and arg in flags and nargs != 0
+            if takes_next and i + 1 < len(args) and (nargs is None or not args[i + 1].startswith("-")):
+                i += 1                     # the flag's value (`--cfg job`; `--info config`)
+        else:
+            end = i + 1
+        i += 1
+    return end
+
+
 def with_user_config_path(args: Sequence[str], env: str | None = None) -> list[str]:
-    """`args` with the folders of NLIFORGE_CONFIG_PATH appended to `hydra.searchpath` (added once)."""
+    """`args` with the folders of NLIFORGE_CONFIG_PATH added to `hydra.searchpath` (each once); the
+    override goes right after the last override, before Hydra's flags such as `--cfg job` or `-m`."""
     env = os.environ.get(USER_CONFIG_ENV, "") if env is None else env
     folders = [f"file://{Path(f).resolve()}" for f in env.split(os.pathsep) if f.strip()]
     if not folders:
@@ -56,7 +84,8 @@ def with_user_config_path(args: Sequence[str], env: str | None = None) -> list[s
     current = searchpath(args) or []
     merged = current + [f for f in folders if f not in current]
     rest = [a for a in args if not _SEARCHPATH.match(a)]
-    return [*rest, "hydra.searchpath=[" + ",".join(f"'{f}'" for f in merged) + "]"]
+    at = override_end(rest)
+    return [*rest[:at], "hydra.searchpath=[" + ",".join(f"'{f}'" for f in merged) + "]", *rest[at:]]
 
 
 def config_dirs(args: Sequence[str], conf_dir: str | Path) -> list[Path] | None:
