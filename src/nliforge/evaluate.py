@@ -8,7 +8,7 @@ from pathlib import Path
 
 import hydra
 import lightning as L
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 
 from nliforge.data.datamodule import NLIDataModule
 from nliforge.data.errors import NLIDataError
@@ -22,13 +22,28 @@ from nliforge.utils.run import build_loggers, close_loggers, configure_process, 
 log = logging.getLogger("nliforge.evaluate")
 
 
-def _train_id(cfg: DictConfig) -> str:
-    if cfg.get("train_id"):
-        return str(cfg.train_id)
-    manifest = Path(str(cfg.model.backbone.get("name_or_path", ""))).parent / "train_set.manifest.json"
-    if manifest.is_file():
-        return json.loads(manifest.read_text())["train_id"]
-    return str(cfg.model.backbone.get("name_or_path") or cfg.model.backbone.kind)
+def training_run(cfg: DictConfig) -> dict:
+    """What the model folder's training run recorded: its train_set.manifest.json (train_id, seed),
+    else the seed of its config.yaml; {} for a Hub id or a folder saved elsewhere."""
+    run = Path(str(cfg.model.backbone.get("name_or_path") or "")).expanduser().parent
+    if (run / "train_set.manifest.json").is_file():
+        return json.loads((run / "train_set.manifest.json").read_text())
+    if (run / "config.yaml").is_file():
+        seed = (OmegaConf.load(run / "config.yaml") or {}).get("seed")
+        return {"seed": seed} if seed is not None else {}
+    return {}
+
+
+def resolve_identity(cfg: DictConfig) -> tuple[str, int]:
+    """(train_id, seed) written in metrics.csv: the values given on the command line, else those the
+    model folder's training run recorded, so nliforge-report tells two seeds' evaluations apart; a Hub
+    model's id is its name and its seed 0."""
+    trained = training_run(cfg)
+    train_id = cfg.get("train_id") or trained.get("train_id") or cfg.model.backbone.get("name_or_path") \
+        or cfg.model.backbone.kind
+    seed = cfg.get("seed")
+    seed = trained.get("seed", 0) if seed is None else seed
+    return str(train_id), int(seed)
 
 
 def _model_input(cfg: DictConfig, model) -> str:
@@ -56,8 +71,11 @@ def _check_model_setting(cfg: DictConfig) -> None:
 def evaluate(cfg: DictConfig) -> dict:
     """Load the model, run the suite on the configured accelerator, write metrics.csv. Returns results."""
     _check_model_setting(cfg)
+    train_id, seed = resolve_identity(cfg)
+    with open_dict(cfg):
+        cfg.seed, cfg.train_id = seed, train_id   # config.yaml and metrics.csv record the values used
     configure_process(cfg)
-    L.seed_everything(int(cfg.seed), workers=True)
+    L.seed_everything(seed, workers=True)
     eval_sets = load_suite(cfg)
     out = prepare_output_dir(cfg)
     model, tokenizer, perm = build_backbone(cfg.model.backbone)
@@ -68,7 +86,6 @@ def evaluate(cfg: DictConfig) -> dict:
         module = module.cuda()
     dm = NLIDataModule([], tokenizer, cfg.data.batch_size, cfg.data.eval_batch_size, cfg.data.max_length,
                        cfg.data.num_workers, int(cfg.seed), input=view)
-    train_id = _train_id(cfg)
     loggers = build_loggers(cfg, f"eval-{train_id}", out)
     try:
         results = evaluate_and_record(module, dm, eval_sets, cfg, train_id, out, loggers)

@@ -21,14 +21,28 @@ KEY = ["train_id", "seed", "eval_set", "metric"]
 
 def load_sweep(sweep: str | Path) -> pd.DataFrame:
     """Every job's metrics.csv under the sweep, one row per (train_id, seed, eval_set, metric).
-    A repeated key (a job re-run into the same sweep) keeps the last one and says so: counting it
-    twice would shrink the interval with a seed that was never run."""
-    metrics = collect_metrics(find_run_dirs(sweep))
+
+    The same key in two run folders is an error naming both: keeping either would silently drop a
+    model from the table (e.g. two models' evaluations that both wrote seed 0), and keeping both would
+    count one seed twice and shrink the interval. A key repeated inside one metrics.csv keeps the last
+    row and says so."""
+    dirs = find_run_dirs(sweep)
+    metrics = pd.concat([collect_metrics([d]).assign(_source=str(d)) for d in dirs], ignore_index=True)
     metrics["train_id"] = metrics["train_id"].astype(str)
-    dup = metrics.duplicated(KEY, keep="last")
+    dup = metrics.duplicated(KEY + ["_source"], keep="last")
     if dup.any():
-        log.warning("%d repeated (train_id, seed, eval_set, metric) rows in %s; keeping the last", dup.sum(), sweep)
-    return metrics[~dup]
+        log.warning("%d repeated (train_id, seed, eval_set, metric) rows in one metrics.csv under %s; keeping "
+                    "the last", dup.sum(), sweep)
+    metrics = metrics[~dup]
+    clash = metrics[metrics.duplicated(KEY, keep=False)]
+    if not clash.empty:
+        first = clash.iloc[0]
+        sources = list(dict.fromkeys(clash[(clash[KEY] == first[KEY]).all(axis=1)]["_source"]))
+        raise ValueError(f"train_id {first['train_id']!r}, seed {first['seed']} has metrics in {len(sources)} run "
+                         f"folders: {' and '.join(sources)}; a report counts each (train_id, seed) once: report on "
+                         "one of them, or give each run its own train_id= or seed= (nliforge-evaluate takes both "
+                         "from the model folder's train_set.manifest.json)")
+    return metrics.drop(columns="_source").reset_index(drop=True)
 
 
 def id_aliases(train_ids) -> dict[str, str]:
