@@ -201,7 +201,8 @@ def _l1(module) -> float:
 
 def test_gpu_fast_switches_train_on_cpu(tmp_path, world_cache, monkeypatch):
     """The preset's switches other than the device (fused AdamW, widths rounded to 8, compile with
-    dynamic shapes; the eager backend keeps the test fast) train through train(cfg)."""
+    dynamic shapes; the eager backend keeps the test fast) train through train(cfg). Fused AdamW is
+    a CUDA setting: on CPU parameters torch's default AdamW runs instead (nliforge.models.optim)."""
     cfg = compose_config("train", ["experiment=demo", *SMALL_WORLD, "model.max_epochs=1", "logger=none",
                                    "compile.enabled=true", "compile.dynamic=true", "compile.backend=eager",
                                    "data.pad_to_multiple_of=8", "+model.optimizer.fused=true",
@@ -213,9 +214,9 @@ def test_gpu_fast_switches_train_on_cpu(tmp_path, world_cache, monkeypatch):
     monkeypatch.setattr(train_module, "build_callbacks", lambda c: build(c) + [RecordSwitches()])
     results = train(cfg)
     seen = RecordSwitches.seen
-    assert seen["fused"] is True
+    assert seen["fused"] is None                                     # asked for, but the params are on CPU
     assert seen["widths"] and all(w % 8 == 0 for w in seen["widths"]) and len(set(seen["widths"])) > 1
-    assert seen["norm1"] != pytest.approx(seen["norm0"], rel=1e-6)   # the fused optimiser stepped
+    assert seen["norm1"] != pytest.approx(seen["norm0"], rel=1e-6)   # the optimiser stepped
     assert 0 <= results["synthetic_test"]["acc"] <= 1
 
 

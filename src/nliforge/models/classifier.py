@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from transformers import get_linear_schedule_with_warmup
 
 from nliforge.data.datamodule import TOKEN_KEYS
+from nliforge.models.optim import build_optimizer
 
 NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight", "LayerNorm.bias")
 
@@ -87,7 +88,7 @@ class NLIClassifier(L.LightningModule):
                 (no_decay if any(nd in name for nd in NO_DECAY) else decay).append(param)
         groups = [{"params": decay, "weight_decay": self.hparams.weight_decay},
                   {"params": no_decay, "weight_decay": 0.0}]
-        optimizer = self.optimizer_factory(groups)
+        optimizer = build_optimizer(self.optimizer_factory, groups)  # fused only on CUDA
         total = int(self.trainer.estimated_stepping_batches)
         scheduler = get_linear_schedule_with_warmup(optimizer, int(self.hparams.warmup_ratio * total), total)
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}

@@ -31,6 +31,7 @@ from nliforge.generation.zaug_format import LABEL_TOKENS, label_token
 from nliforge.models.classifier import log_this_step, progress_bar_drawn
 from nliforge.models.losses import (biased_token_mask, debias_unlikelihood_loss, nll_loss,
                                     parse_biased_features, unlikelihood_loss)
+from nliforge.models.optim import build_optimizer
 
 MODES = ("mle", "unlikelihood")
 NO_DECAY = ("bias", "ln_", "LayerNorm", "layer_norm", "norm.weight")
@@ -165,7 +166,7 @@ class NLIGenerator(L.LightningModule):
                 (no_decay if any(nd in name for nd in NO_DECAY) else decay).append(param)
         groups = [{"params": decay, "weight_decay": self.hparams.weight_decay},
                   {"params": no_decay, "weight_decay": 0.0}]
-        optimizer = self.optimizer_factory(groups)
+        optimizer = build_optimizer(self.optimizer_factory, groups)  # fused only on CUDA
         warmup = max(0, int(self.hparams.warmup_steps))
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda i: min(1.0, (i + 1) / (warmup + 1)))
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
