@@ -71,6 +71,12 @@ def summarise(runs: dict[str, list[dict]], nlf_names, n_params: int, cfg, peak, 
             summary[f"nliforge{key}_vs_hf_A"] = e[c] / e["hf_A_maxlen"]
             summary[f"nliforge{key}_vs_hf_B"] = e[c] / e["hf_B_best"]
             lines.append(f"{c}/hf_A = {e[c] / e['hf_A_maxlen']:.2f}x, {c}/hf_B = {e[c] / e['hf_B_best']:.2f}x")
+    if "nliforge+dyn" in e and "nliforge+fused" in e:   # the same run with and without the dynamics recorder
+        hooks = statistics.median(x["dynamics_hook_s"] / x["wall_s"] for x in runs["nliforge+dyn"])
+        summary["dynamics_overhead"] = e["nliforge+fused"] / e["nliforge+dyn"] - 1
+        summary["dynamics_hook_share"] = hooks
+        lines.append(f"dynamics recording: {summary['dynamics_overhead']:+.1%} time (nliforge+dyn vs nliforge+fused "
+                     f"medians), {hooks:.2%} of the timed window inside the recorder's hooks")
     lines.append(f"5ep WANLI = projected wall time of {EPOCHS} epochs x {WANLI_PAIRS:,} pairs: start-up (train start to "
                  f"the end of {args.warmup} warm-up steps: compile, graphs) + the other steps at the measured ex/s; "
                  f"MFU = 6*N*real tok/s / peak, N = {n_params / 1e6:.1f}M; MFU+attn adds 12*L*d*sum(len^2)")

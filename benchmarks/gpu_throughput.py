@@ -8,7 +8,9 @@ no clipping) and number of steps for every contender:
 * ``nliforge``          NLIClassifier + NLIDataModule (nliforge's LengthGroupedBatchSampler and
                         PadCollator: length-grouped batches padded to their longest item)
                         + lightning.Trainer; bf16-mixed on GPU, fp32 on CPU (trainer=gpu).
-* ``nliforge+fused``    + AdamW(fused=True) and widths rounded to 8.
+* ``nliforge+fused``    + AdamW(fused=True) and widths rounded to 8 (trainer=gpu's defaults).
+* ``nliforge+dyn``      nliforge+fused with the training-dynamics recorder on (in_training mode), as
+                        every nliforge-train run records them (callbacks.dynamics).
 * ``nliforge+pad8``, ``nliforge+fusedonly``  diagnostics that split nliforge+fused in two: widths
                         rounded to 8 alone, and the fused AdamW alone.
 * ``nliforge+compile``  + the backbone compiled in place with dynamic shapes (preset=gpu_fast).
@@ -80,18 +82,20 @@ PEAK_BF16 = (("H100 PCIe", 756e12), ("H100", 989e12), ("H200", 989e12), ("A100",
 # one a config override of nliforge-train (README "GPU"):
 #   name: (torch.compile kwargs or None, fused AdamW, data.pad_to_multiple_of)
 NLF_VARIANTS = {
-    "nliforge": (None, False, None),                      # trainer=gpu as it is: eager, foreach AdamW
-    "nliforge+fused": (None, True, 8),                    # model.optimizer.fused=true data.pad_to_multiple_of=8
+    "nliforge": (None, False, None),                      # trainer=gpu before 2026-11-26: eager, foreach AdamW
+    "nliforge+fused": (None, True, 8),                    # trainer=gpu now (fused AdamW, widths rounded to 8)
+    "nliforge+dyn": (None, True, 8),                      # + the dynamics recorder: a default nliforge-train run
     "nliforge+pad8": (None, False, 8),                    # diagnostic: data.pad_to_multiple_of=8 alone
     "nliforge+fusedonly": (None, True, None),             # diagnostic: model.optimizer.fused=true alone
     "nliforge+compile": ({"dynamic": True}, True, 8),     # + compile.enabled=true compile.dynamic=true
     "nliforge+graphs": ({"dynamic": True, "mode": "reduce-overhead"}, True, 8),  # + compile.mode=reduce-overhead
     "nliforge+graphs32": ({"dynamic": True, "mode": "reduce-overhead"}, True, 32),  # + data.pad_to_multiple_of=32
 }
+WITH_DYNAMICS = frozenset({"nliforge+dyn"})   # TrainingDynamicsCallback(mode="in_training") on
 HF_NAMES = ("hf_A_maxlen", "hf_B_best", "hf_C_compiled")
 ALL_CONTENDERS = tuple(NLF_VARIANTS) + HF_NAMES
 DEFAULT_CONTENDERS = {"cpu": ("nliforge", "hf_A_maxlen", "hf_B_best"),
-                      "cuda": ("nliforge", "nliforge+fused", "nliforge+compile", "nliforge+graphs",
+                      "cuda": ("nliforge", "nliforge+fused", "nliforge+dyn", "nliforge+compile", "nliforge+graphs",
                                "hf_A_maxlen", "hf_B_best")}
 
 
@@ -322,7 +326,8 @@ def make_runners(inputs: dict, args) -> dict:
 
         def go():
             dm.collate.batches.clear()
-            res = run_nliforge(backbone, dm, args, dynamics=False, opt_kwargs={"fused": True} if fused else None)
+            res = run_nliforge(backbone, dm, args, dynamics=name in WITH_DYNAMICS,
+                               opt_kwargs={"fused": True} if fused else None)
             return res, dm.collate.timed(args.warmup, args.steps)
         return go
 

@@ -22,7 +22,7 @@ import torch
 from nliforge.data.datamodule import NLIDataModule
 from nliforge.models.backbone import build_backbone
 from nliforge.models.classifier import NLIClassifier
-from nliforge.testing.host_sync import UPSTREAM, HostValueCounter
+from nliforge.testing.host_sync import TO_HOST, UPSTREAM, HostValueCounter
 from nliforge.world import WorldConfig, generate_split
 
 @pytest.fixture(scope="module")
@@ -30,8 +30,8 @@ def records():
     return generate_split(WorldConfig(n_train=256, seed=0), "train")
 
 
-def _fit_counting(records, steps: int, progress_bar: bool,
-                  log_every: int = 1000) -> tuple[dict[str, int], L.Trainer]:
+def _fit_counting(records, steps: int, progress_bar: bool, log_every: int = 1000,
+                  dynamics_dir: Path | None = None, names: frozenset[str] = TO_HOST) -> tuple[dict[str, int], L.Trainer]:
     texts = [t for r in records for t in (r.premise, r.hypothesis)]
     model, tokenizer, _ = build_backbone({"kind": "tiny", "hidden_size": 32, "num_layers": 1,
                                           "intermediate_size": 64, "vocab_size": 500}, texts)
@@ -41,7 +41,11 @@ def _fit_counting(records, steps: int, progress_bar: bool,
     trainer = L.Trainer(accelerator="cpu", max_steps=steps, max_epochs=-1, logger=False,
                         enable_checkpointing=False, enable_progress_bar=progress_bar,
                         enable_model_summary=False, num_sanity_val_steps=0, log_every_n_steps=log_every)
-    counter = HostValueCounter(ignore=UPSTREAM)
+    if dynamics_dir is not None:   # what every nliforge-train run records (callbacks.dynamics)
+        from nliforge.cartography import TrainingDynamicsCallback
+
+        trainer.callbacks.append(TrainingDynamicsCallback(dynamics_dir, mode="in_training"))
+    counter = HostValueCounter(ignore=UPSTREAM, names=names)
 
     class Count(L.Callback):  # only the training loop proper, not set-up or tear-down
         def on_train_batch_start(self, *a):
@@ -63,6 +67,25 @@ def test_a_training_step_turns_no_tensor_into_a_host_value(records):
     assert trainer.global_step == 14
     assert long == short, f"host values per step: {short} over 4 steps, {long} over 12"
     assert trainer.datamodule.train_dataloader().pin_memory is False   # pinned only for a CUDA device
+
+
+def test_recording_training_dynamics_adds_no_host_conversion_per_step(records, tmp_path):
+    """The dynamics recorder keeps each batch's probabilities and labels on the device and copies
+    them to the host once, at the epoch's end (here: when max_steps ends the epoch, inside the
+    counted window). Copies to the host (`.cpu()`) count too."""
+    names = TO_HOST | {"cpu"}
+    plain = {n: _fit_counting(records, n, False, names=names)[0] for n in (6, 14)}
+    dyn = {n: _fit_counting(records, n, False, dynamics_dir=tmp_path / f"dyn{n}", names=names)[0] for n in (6, 14)}
+    for n in (6, 14):
+        assert (tmp_path / f"dyn{n}" / "epoch_000.parquet").exists()   # the recorder ran and wrote
+    assert dyn[6] == dyn[14], f"with dynamics: {dyn[6]} over 4 steps, {dyn[14]} over 12"
+    added = {k: dyn[14].get(k, 0) - plain[14].get(k, 0) for k in {*dyn[14], *plain[14]}}
+    per_step = {k: (dyn[14].get(k, 0) - dyn[6].get(k, 0)) / 8 for k in dyn[14]}
+    assert not any(per_step.values()), per_step
+    # what the recorder adds is its one copy per epoch (probabilities and labels), nothing else
+    assert {k for k, v in added.items() if v} == {"cpu in TrainingDynamicsCallback._collect_in_training",
+                                                  "numpy in TrainingDynamicsCallback._collect_in_training"}, added
+    assert all(v <= 2 for v in added.values()), added
 
 
 def test_with_a_progress_bar_the_loss_is_still_shown(records):

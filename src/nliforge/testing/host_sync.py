@@ -32,16 +32,19 @@ UPSTREAM = frozenset({
 
 
 class HostValueCounter(TorchFunctionMode):
-    """Counts tensor-to-host conversions as {"<method> in <calling function>": n} while active."""
+    """Counts tensor-to-host conversions as {"<method> in <calling function>": n} while active.
+    `names`: the tensor methods to count; add `"cpu"` to count copies to the host as well (on a GPU a
+    blocking copy waits for the queue too)."""
 
-    def __init__(self, ignore: frozenset[str] | set[str] = frozenset()):
+    def __init__(self, ignore: frozenset[str] | set[str] = frozenset(), names: frozenset[str] = TO_HOST):
         super().__init__()
         self.ignore = ignore  # calling functions not to count (plain or qualified names)
+        self.names = names
         self.calls: dict[str, int] = {}
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         name = getattr(func, "__name__", "")
-        if name in TO_HOST:
+        if name in self.names:
             code = sys._getframe(1).f_code
             caller = getattr(code, "co_qualname", code.co_name)  # Class.method from Python 3.11
             if caller not in self.ignore and code.co_name not in self.ignore:
