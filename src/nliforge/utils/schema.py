@@ -14,7 +14,8 @@ its setting expects, taken from two sources:
    boolean must stay one (an integer is a valid number); `KNOWN` types settings whose default is
    null. Strings, lists and nodes are not checked.
 
-Interpolations are checked where they point, missing values (`???`) are left to the task, and null
+A value of the right type must also lie in its key's range or choices (nliforge.utils.ranges: batch
+sizes >= 1, `lr` > 0, `warmup_ratio` in [0, 1], ...). Interpolations are checked where they point, missing values (`???`) are left to the task, and null
 is accepted everywhere (it means "off" or "default" throughout nliforge's configs).
 `ValidateConfig` runs the check as a Hydra callback of every entry point (conf/hydra/default.yaml,
 conf/report.yaml, conf/review.yaml): before the run starts, so a wrong type stops the command with
@@ -37,6 +38,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from nliforge.data.errors import NLIDataError
+from nliforge.utils.ranges import range_problem
 
 KNOWN: dict[str, type] = {   # by key pattern: settings whose default is null, or says less than the type
     "data.pad_to_multiple_of": int,
@@ -55,7 +57,7 @@ _NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a s
 
 
 class ConfigTypeError(NLIDataError):
-    """One or more settings have a value of the wrong type; the message names each key."""
+    """One or more settings have a value of the wrong type or range; the message names each key."""
 
 
 def leaves(node: DictConfig, prefix: str = "") -> Iterator[tuple[str, DictConfig, str]]:
@@ -156,11 +158,14 @@ def problem(key: str, value: Any, candidates: Iterator[tuple[Any, str]]) -> str 
 
 
 def check_config(cfg: DictConfig, defaults: DictConfig | None = None) -> None:
-    """Raise ConfigTypeError naming every setting whose value has the wrong type (see module doc)."""
+    """Raise ConfigTypeError naming every setting whose value has the wrong type (see module doc), or a
+    right type outside the values its key allows (nliforge.utils.ranges.RANGES: `data.batch_size=0`)."""
     problems = []
     for key, parent, name in leaves(cfg):
         value = parent[name]
-        if value is not None and (found := problem(key, value, expected_types(key, parent, name, defaults))):
+        if value is None:
+            continue
+        if found := (problem(key, value, expected_types(key, parent, name, defaults)) or range_problem(key, value)):
             problems.append(found)
     if problems:
         raise ConfigTypeError("; ".join(problems))
