@@ -32,6 +32,15 @@ Liu et al. (2020b) LI-TS (text swap, EVAL_SETS.md §4.3):
 - `li_ts` premise and hypothesis swapped; contradiction stays contradiction, entailment and
   neutral become non-contradiction (a 2-class set with `positive: contradiction`).
 
+Kaushik et al. (2020) counterfactually-augmented data (CAD):
+
+- `revision_pairs` (needs `originals:` in the YAML) pairs a file of revisions with the originals it
+  revises by position: rows k*i .. k*i+k-1 of the revised file (k = `revisions_per_original`, 2 in
+  CAD: one toward each other label) revise row i of the originals. Each revision becomes a pair
+  (original, revision) as in `counterfactual_pairs`. The layout is checked: most revisions must keep
+  one side of their original word for word (CAD test: 400/400 hypothesis revisions keep the premise,
+  399/400 premise revisions keep the hypothesis), else the files do not line up and the load fails.
+
 DISCO counterfactual evaluation (Chen et al., 2023, §5.2):
 
 - `counterfactual_pairs` each counterfactual record of the DISCO pipeline (meta `original_*`)
@@ -188,3 +197,33 @@ def counterfactual_pairs(records: Sequence[Record], seed: int = 0) -> list[Recor
     from nliforge.evaluation.counterfactual import paired_eval_records  # lazy: evaluation imports data
 
     return paired_eval_records(records)
+
+
+MIN_SHARED_SIDE = 0.9   # share of revisions that keep their original's premise or hypothesis verbatim
+
+
+@register_derivation("revision_pairs")
+def _revision_pairs_needs_originals(records: Sequence[Record], seed: int = 0) -> list[Record]:
+    raise NLIDataError("revision_pairs: the set's YAML must name `originals:` (loaded by the registry)")
+
+
+def revision_pairs(originals: Sequence[Record], revised: Sequence[Record], per: int, where: str,
+                   source: str) -> list[Record]:
+    """(original, revision) pairs for revisions laid out by position (see the module docstring)."""
+    from nliforge.evaluation.counterfactual import paired_eval_records  # lazy: evaluation imports data
+
+    if per < 1 or len(revised) != per * len(originals):
+        raise NLIDataError(f"{where}: {len(revised)} revisions for {len(originals)} originals; revision_pairs "
+                           f"needs exactly revisions_per_original={per} revisions per original, in order")
+    counterfactuals = []
+    for k, rev in enumerate(revised):
+        orig = originals[k // per]
+        counterfactuals.append(Record(rev.uid, rev.premise, rev.hypothesis, rev.label, source, {
+            **rev.meta, "original_uid": orig.uid, "original_premise": orig.premise,
+            "original_hypothesis": orig.hypothesis, "original_label": orig.label}))
+    kept = sum(c.premise == c.meta["original_premise"] or c.hypothesis == c.meta["original_hypothesis"]
+               for c in counterfactuals)
+    if kept < MIN_SHARED_SIDE * len(counterfactuals):
+        raise NLIDataError(f"{where}: only {kept} of {len(counterfactuals)} revisions keep their original's premise "
+                           f"or hypothesis; the revised file and the originals do not line up by position")
+    return paired_eval_records(counterfactuals)

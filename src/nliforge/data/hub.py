@@ -6,16 +6,20 @@ fails at once with DatasetNotCachedError instead of retrying the network.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 
+from nliforge.data.checks import check_text_field, max_field_chars
 from nliforge.data.errors import DatasetNotCachedError, NLIDataError
 from nliforge.data.labels import SOURCE_LABEL_MAPS, map_label
 from nliforge.data.records import Record
 from nliforge.utils.progress import progress as progress_bar
+
+log = logging.getLogger(__name__)
 
 # Known Hub sources: default path, fields and label map. A set's YAML may override any of these.
 HUB_SOURCES: dict[str, dict[str, Any]] = {
@@ -120,8 +124,12 @@ def resolve_source(spec: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict
 
 def columns_to_records(spec: Mapping[str, Any], where: str, columns: Mapping[str, Sequence[Any]],
                        column_names: Sequence[str], n: int, resolved: Mapping[str, Any],
-                       meta: Mapping[str, Any], row_name: str) -> list[Record]:
-    """Map n rows of named columns into Records by the set's fields, label map and parse rule."""
+                       meta: Mapping[str, Any], row_name: str, row_lines: Sequence[int] | None = None) -> list[Record]:
+    """Map n rows of named columns into Records by the set's fields, label map and parse rule.
+
+    Every row is checked as a JSONL record is (data/checks.py): a missing, null or over-long premise or
+    hypothesis is refused at `path:line` (`row_lines`, for files) or `<row_name> i`. Rows with an empty
+    text are dropped, with one warning saying how many and where the first is."""
     fields, label_map, parse = resolved["fields"], resolved["label_map"], resolved["parse"]
     needed = [f"{k}={v}" for k, v in fields.items() if k != "uid" and v not in column_names]
     if parse and parse.get("column") not in column_names:
@@ -142,14 +150,16 @@ def columns_to_records(spec: Mapping[str, Any], where: str, columns: Mapping[str
     cols = {k: columns[v] for k, v in fields.items() if v in columns}
     meta_cols = {k: columns[k] for k in resolved["meta_fields"] if k in columns}
     table = _label_table(label_map, where)
-    split = meta.get("split", "")
+    split, prefix = meta.get("split", ""), spec.get("uid_prefix") or spec["name"]
+    limit_chars, empty = max_field_chars(spec), []
     records = []
     for i in progress_bar(range(n), desc=f"load {spec['name']}", disable=n < 50_000, mininterval=2):
+        at = f"{meta.get('file')}:{row_lines[i]}" if row_lines is not None else f"{where} ({row_name} {i})"
         raw = cols["label"][i]
         if isinstance(raw, (list, tuple)):  # BIG-bench `targets`: the first target is the gold one
             raw = raw[0] if raw else None
         if raw not in table:
-            _raise_unmapped(label_map, raw, f"{where} ({row_name} {i})")
+            _raise_unmapped(label_map, raw, at)
         label = table[raw]
         if label is None:  # no gold label (SNLI -1): dropped, as every paper does
             continue
@@ -162,10 +172,17 @@ def columns_to_records(spec: Mapping[str, Any], where: str, columns: Mapping[str
             premise, hypothesis = found.group("premise").strip(), found.group("hypothesis").strip()
         else:
             premise, hypothesis = cols["premise"][i], cols["hypothesis"][i]
-        uid = f"{spec['name']}-{split}-{cols['uid'][i] if 'uid' in cols else i}" if split else \
-            f"{spec['name']}-{cols['uid'][i] if 'uid' in cols else i}"
+        if isinstance(premise, str) and isinstance(hypothesis, str) and not (premise.strip() and hypothesis.strip()):
+            empty.append(at)
+            continue
+        check_text_field(premise, "premise", at, limit_chars)
+        check_text_field(hypothesis, "hypothesis", at, limit_chars)
+        uid = f"{prefix}-{split}-{cols['uid'][i] if 'uid' in cols else i}" if split else \
+            f"{prefix}-{cols['uid'][i] if 'uid' in cols else i}"
         row_meta = {**meta, "row": i, **{k: v[i] for k, v in meta_cols.items()}}
         records.append(Record(uid, premise, hypothesis, label, spec["name"], row_meta))
+    if empty:
+        log.warning("%s: dropped %d row(s) with an empty premise or hypothesis (first at %s)", where, len(empty), empty[0])
     return records
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from nliforge.data.checks import check_text_field
 from nliforge.data.errors import NLIDataError
 from nliforge.data.labels import ALL_GOLD_LABELS
 from nliforge.data.records import Record, record_from_mapping
@@ -24,10 +25,12 @@ def read_jsonl(
     path: str | os.PathLike,
     allowed_labels: Iterable[str] = ALL_GOLD_LABELS,
     allow_unlabeled: bool = True,
+    max_chars: int | None = None,
 ) -> list[Record]:
     """Read records, failing at the first bad line with `path:line: what is wrong`.
 
-    An empty file gives no records (a caller that needs some says so, e.g. build_training_set).
+    An empty file gives no records (a caller that needs some says so, e.g. build_training_set). With
+    `max_chars`, a premise or hypothesis longer than that is refused at its line.
     """
     path = Path(path)
     if not path.is_file():
@@ -37,6 +40,9 @@ def read_jsonl(
     for lineno, text in jsonl_lines(path):
         where = f"{path}:{lineno}"
         rec = record_from_mapping(parse_json_line(text, where), where, allowed, allow_unlabeled)
+        if max_chars is not None:
+            check_text_field(rec.premise, "premise", where, max_chars)
+            check_text_field(rec.hypothesis, "hypothesis", where, max_chars)
         if rec.uid in first_line:
             raise NLIDataError(f"{where}: duplicate uid {rec.uid!r} (first at line {first_line[rec.uid]}); "
                                "uids must be unique within a set")

@@ -44,7 +44,9 @@ def record_from_mapping(
         raise NLIDataError(f"{where}: expected a JSON object with fields {list(FIELDS)}, got {type(obj).__name__}")
     missing = [k for k in REQUIRED if k not in obj]
     if missing:
-        raise NLIDataError(f"{where}: missing field(s) {missing}; a record needs {list(REQUIRED)}")
+        raise NLIDataError(f"{where}: missing field(s) {missing}; a record needs {list(REQUIRED)} (a file in "
+                           "another schema, e.g. SNLI's sentence1/sentence2/gold_label, reads as a set with "
+                           "loader: file, format: jsonl and fields: {premise: ..., hypothesis: ..., label: ...})")
     unknown = [k for k in obj if k not in FIELDS]
     if unknown:
         raise NLIDataError(f"{where}: unknown field(s) {unknown}; valid fields: {list(FIELDS)}")

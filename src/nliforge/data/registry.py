@@ -9,10 +9,12 @@ transformation of another set, see data/derivations.py).
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from nliforge.data.checks import apply_hash_split, check_counts, max_field_chars
 from nliforge.data.errors import NLIDataError
 from nliforge.data.jsonl import read_jsonl
 from nliforge.data.labels import LABELS, NON_CONTRADICTION, NON_ENTAILMENT
@@ -47,17 +49,7 @@ def load_set(spec: Mapping[str, Any], where: str, world: Mapping[str, Any] | Non
         raise NLIDataError(f"{where}: missing key 'name'")
     allowed = gold_labels_for(spec)
     if loader == "jsonl":
-        if not spec.get("path") or spec["path"] == "???":
-            raise NLIDataError(f"{where}.path is not set: a jsonl set needs a JSONL file of records, e.g. "
-                               f"{where}.path=/path/to/train.jsonl")
-        if spec.get("url") and not Path(str(spec["path"])).is_file():
-            from nliforge.data.files import missing_file_error
-
-            raise missing_file_error(spec, where, Path(str(spec["path"])))
-        if not Path(str(spec["path"])).is_file():
-            raise NLIDataError(f"{where}.path={spec['path']!r}: file not found; expected a JSONL file of records "
-                               "(one JSON object per line with uid, premise, hypothesis, label)")
-        records = read_jsonl(spec["path"], allowed_labels=tuple(dict.fromkeys(LABELS + allowed)), allow_unlabeled=False)
+        records = _load_jsonl(spec, where, allowed)
     elif loader == "hub":
         from nliforge.data.hub import load_hub_records
 
@@ -74,9 +66,31 @@ def load_set(spec: Mapping[str, Any], where: str, world: Mapping[str, Any] | Non
         records = binarize_gold(records, allowed)
     _check_labels(records, allowed, spec, where)
     limit = spec.get("limit")
-    if limit is None and spec.get("expected_size") is not None and len(records) != int(spec["expected_size"]):
-        log.warning("%s: loaded %d records, expected_size is %s", where, len(records), spec["expected_size"])
+    if limit is None or loader != "hub":   # a Hub set is read only up to its limit: nothing to count
+        check_counts(records, spec, where)
+    records = apply_hash_split(records, spec, where)
     return records if limit is None else take(records, int(limit), spec.get("limit_seed"), where)
+
+
+def _load_jsonl(spec: Mapping[str, Any], where: str, allowed: tuple[str, ...]) -> list[Record]:
+    """A JSONL file of records in the nliforge data model, or WANLI's release (detected and said)."""
+    if not spec.get("path") or spec["path"] == "???":
+        raise NLIDataError(f"{where}.path is not set: a jsonl set needs a JSONL file of records, e.g. "
+                           f"{where}.path=/path/to/train.jsonl")
+    path = Path(str(spec["path"]))
+    from nliforge.data.files import load_file_records, looks_like_wanli, missing_file_error
+
+    if spec.get("url") and not path.is_file():
+        raise missing_file_error(spec, where, path)
+    if not path.is_file():
+        raise NLIDataError(f"{where}.path={spec['path']!r}: file not found; expected a JSONL file of records "
+                           "(one JSON object per line with uid, premise, hypothesis, label)")
+    if looks_like_wanli(path):
+        log.info("%s: %s is in WANLI's release format (id, gold, genre, pairID): read as format wanli_jsonl",
+                 where, path)
+        return load_file_records({**spec, "loader": "file", "format": "wanli_jsonl", "limit": None}, where)
+    return read_jsonl(path, allowed_labels=tuple(dict.fromkeys(LABELS + allowed)), allow_unlabeled=False,
+                      max_chars=max_field_chars(spec))
 
 
 def take(records: list[Record], limit: int, seed, where: str) -> list[Record]:
@@ -127,27 +141,77 @@ def _load_world(spec, where, world, cache_dir) -> list[Record]:
     return read_jsonl(folder / f"{split}.jsonl")
 
 
+DATA_DIR_ENV = "NLIFORGE_DATA_DIR"
+
+
+def data_dir(cache_dir: str | Path = "data_cache") -> Path:
+    """Where the real data files are: NLIFORGE_DATA_DIR, else `<cache_dir>/real` (what `nliforge-data
+    fetch` fills); `paths.data_dir` in the config says the same."""
+    return Path(os.environ.get(DATA_DIR_ENV) or Path(cache_dir) / "real")
+
+
+def paths_node(cache_dir: str | Path) -> dict[str, str]:
+    """The `paths` a set YAML may interpolate, for reading one outside a composed config."""
+    return {"cache_dir": str(cache_dir), "root_dir": ".", "data_dir": str(data_dir(cache_dir))}
+
+
+def config_folders() -> list[Path]:
+    """conf/ and the user config folders: NLIFORGE_CONFIG_PATH's, and the running job's hydra.searchpath."""
+    from nliforge.utils.cli import CONF_DIR, USER_CONFIG_ENV
+
+    folders = [Path(CONF_DIR)] + [Path(f) for f in os.environ.get(USER_CONFIG_ENV, "").split(os.pathsep) if f.strip()]
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        entries = HydraConfig.get().searchpath
+    except (ValueError, ImportError):        # not under @hydra.main (tests, library use)
+        entries = []
+    folders += [Path(str(e).removeprefix("file://")) for e in entries if not str(e).startswith("pkg://")]
+    return list(dict.fromkeys(f.resolve() for f in folders))
+
+
+def find_set_yaml(name: str, kind: str = "eval_sets") -> Path | None:
+    """`data/<kind>/<name>.yaml` in the first config folder that has it (user folders after conf/)."""
+    for folder in config_folders():
+        path = folder / "data" / kind / f"{name}.yaml"
+        if path.is_file():
+            return path
+    return None
+
+
 def eval_set_spec(name: str, where: str, cache_dir: str | Path = "data_cache") -> dict[str, Any]:
-    """The node of `conf/data/eval_sets/<name>.yaml`, `${paths.cache_dir}` resolved to cache_dir."""
+    """The node of `data/eval_sets/<name>.yaml` (conf/ or a user config folder), `${paths.*}` resolved."""
     from omegaconf import OmegaConf
 
-    from nliforge.utils.cli import CONF_DIR
-
-    folder = Path(CONF_DIR) / "data" / "eval_sets"
-    path = folder / f"{name}.yaml"
-    if not path.is_file():
+    path = find_set_yaml(name)
+    if path is None:
         from nliforge.world import SPLITS
 
-        known = sorted(p.stem for p in folder.glob("*.yaml"))
-        raise NLIDataError(f"{where}={name!r}: neither an eval set in {folder} nor a world split; "
-                           f"eval sets: {', '.join(known)}; world splits: {', '.join(SPLITS)}")
-    node = OmegaConf.create({"paths": {"cache_dir": str(cache_dir), "root_dir": "."}, "set": OmegaConf.load(path)})
+        folders = config_folders()
+        known = sorted({p.stem for f in folders for p in (f / "data" / "eval_sets").glob("*.yaml")})
+        raise NLIDataError(f"{where}={name!r}: neither an eval set in {', '.join(str(f / 'data' / 'eval_sets') for f in folders)} "
+                           f"nor a world split; eval sets: {', '.join(known)}; world splits: {', '.join(SPLITS)}")
+    node = OmegaConf.create({"paths": paths_node(cache_dir), "set": OmegaConf.load(path)})
     return OmegaConf.to_container(node, resolve=True)["set"]
 
 
+def _set_node(base: Any, name: str, where: str, cache_dir) -> dict[str, Any]:
+    """A set named by `base` (an eval-set name, a world split) or given inline (a node)."""
+    from nliforge.world import SPLITS
+
+    if isinstance(base, Mapping):
+        node = dict(base)
+        node.setdefault("name", name)
+        return node
+    if find_set_yaml(str(base)) is None and base in SPLITS:
+        return {"name": f"world_{base}", "loader": "world", "split": base, "num_classes": 3}
+    return eval_set_spec(str(base), where, cache_dir)
+
+
 def _load_derived(spec, where, world, cache_dir) -> list[Record]:
-    """`base` (an eval-set name, a world split or an inline set node) transformed by `derivation`."""
-    from nliforge.data.derivations import DERIVATIONS, derive
+    """`base` (an eval-set name, a world split or an inline set node) transformed by `derivation`;
+    `revision_pairs` also loads `originals` (same forms) and pairs them with the base by position."""
+    from nliforge.data.derivations import DERIVATIONS, derive, revision_pairs
 
     name = spec.get("derivation")
     if name not in DERIVATIONS:
@@ -156,21 +220,17 @@ def _load_derived(spec, where, world, cache_dir) -> list[Record]:
     if not base:
         raise NLIDataError(f"{where}.base: a derived set needs `base`: an eval-set name, a world split, "
                            f"or a set node")
-    if isinstance(base, Mapping):
-        base_spec = dict(base)
-        base_spec.setdefault("name", f"{spec['name']}_base")
-    else:
-        from nliforge.utils.cli import CONF_DIR
-        from nliforge.world import SPLITS
-
-        is_eval_set = (Path(CONF_DIR) / "data" / "eval_sets" / f"{base}.yaml").is_file()
-        if not is_eval_set and base in SPLITS:
-            base_spec = {"name": f"world_{base}", "loader": "world", "split": base, "num_classes": 3}
-        else:
-            base_spec = eval_set_spec(str(base), f"{where}.base", cache_dir)
+    base_spec = _set_node(base, f"{spec['name']}_base", f"{where}.base", cache_dir)
     if base_spec.get("name") == spec["name"]:
         raise NLIDataError(f"{where}.base={base!r}: a derived set cannot be its own base")
     base_records = load_set(base_spec, f"{where}.base", world, cache_dir)
+    if name == "revision_pairs":
+        if not spec.get("originals"):
+            raise NLIDataError(f"{where}.originals: revision_pairs needs the set of originals the base revises")
+        originals_spec = _set_node(spec["originals"], f"{spec['name']}_originals", f"{where}.originals", cache_dir)
+        originals = load_set(originals_spec, f"{where}.originals", world, cache_dir)
+        per = int(spec.get("revisions_per_original", 2))
+        return revision_pairs(originals, base_records, per, f"{where}", spec["name"])
     return derive(base_records, name, int(spec.get("seed", 0)), f"{where}.derivation", spec["name"])
 
 

@@ -102,13 +102,12 @@ def _from_hf_disk(root: Path, where: str) -> tuple[list[Record], dict]:
 
 
 def _from_name(name: str, cfg: DictConfig, where: str) -> tuple[list[Record], dict]:
-    from nliforge.data.registry import eval_set_spec, load_set
-    from nliforge.utils.cli import CONF_DIR
+    from nliforge.data.registry import eval_set_spec, find_set_yaml, load_set, paths_node
 
     cache = str(cfg.paths.cache_dir)
-    train = Path(CONF_DIR) / "data" / "train_sets" / f"{name}.yaml"
-    if train.is_file():
-        node = OmegaConf.create({"paths": {"cache_dir": cache, "root_dir": "."}, "set": OmegaConf.load(train)})
+    train = find_set_yaml(name, "train_sets")
+    if train is not None:
+        node = OmegaConf.create({"paths": paths_node(cache), "set": OmegaConf.load(train)})
         spec = OmegaConf.to_container(node, resolve=True)["set"][name]
     else:
         try:
