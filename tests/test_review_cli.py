@@ -72,6 +72,40 @@ def test_automatic_mode_needs_a_single_reviewer(run_dir, tmp_path):
     assert report["kept"] == len(RECORDS) - 1   # W1 discarded g1 only
 
 
+def test_aggregate_that_keeps_nothing_is_an_error_and_registers_nothing(run_dir, tmp_path):
+    """One annotator only (the other's assignments all rejected): no example reaches two annotators."""
+    out = review(review_cfg("export", run_dir, tmp_path))
+    fabricate_amt_results(out["path"], tmp_path / "results.csv", rejected_worker="W2")
+    review(review_cfg("import", run_dir, tmp_path, [f"import.file={tmp_path / 'results.csv'}"]))
+    conf = tmp_path / "c"
+    with pytest.raises(NLIDataError, match=r"kept no example \(7 items, 7 judgements: 7 with fewer than two "
+                                           r"annotators\); nothing written or registered"):
+        review(review_cfg("aggregate", run_dir, tmp_path, [f"aggregate.register_dir={conf}"]))
+    assert not conf.exists() and not (run_dir / "review" / "reviewed.jsonl").exists()
+
+
+def test_automatic_reviewer_that_discards_everything_is_an_error(run_dir, tmp_path):
+    from nliforge.review.actions import open_store
+    from nliforge.review.types import Judgement
+
+    store = open_store(review_cfg("aggregate", run_dir, tmp_path), RECORDS)
+    for rec in RECORDS:
+        store.save(Judgement(rec.uid, "teacher:m", "discard", rec.premise, rec.hypothesis, source="teacher"))
+    store.close()
+    with pytest.raises(NLIDataError, match="reviewer 'teacher:m' discarded all 7"):
+        review(review_cfg("aggregate", run_dir, tmp_path, ["aggregate.mode=automatic",
+                                                            f"aggregate.register_dir={tmp_path / 'c'}"]))
+    assert not (tmp_path / "c").exists()
+
+
+def test_nothing_kept_reason_names_each_rule_that_dropped_examples():
+    from nliforge.review.aggregate import nothing_kept_reason
+
+    assert nothing_kept_reason({"items": 5, "judgements": 7, "incomplete": 3, "discarded": 2}) == \
+        "5 items, 7 judgements: 3 with fewer than two annotators, 2 discarded by an annotator"
+    assert nothing_kept_reason({"items": 4, "judgements": 0, "incomplete": 4}).endswith("4 with fewer than two annotators")
+
+
 def test_missing_dataset_is_a_clear_error(tmp_path):
     with pytest.raises(NLIDataError, match="no dataset to review"):
         review(review_cfg("export", tmp_path / "nowhere", tmp_path))

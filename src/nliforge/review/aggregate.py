@@ -189,6 +189,17 @@ def aggregate(records: Sequence[Record], judgements: Iterable[Judgement], seed: 
     return AggregateResult(out, disagreements, cohen_kappa(kappa_pairs), dict(counts))
 
 
+_WHY = {"incomplete": "with fewer than two annotators", "discarded": "discarded by an annotator"}
+
+
+def nothing_kept_reason(counts: dict[str, int]) -> str:
+    """Why an aggregation kept no example, from its counts: `100 items: 100 with fewer than two annotators
+    (judgements: 57)`; each rule that dropped examples is named with how many it dropped."""
+    dropped = [f"{counts[key]} {why}" for key, why in _WHY.items() if counts.get(key)]
+    return (f"{counts.get('items', 0)} items, {counts.get('judgements', 0)} judgements: "
+            + (", ".join(dropped) if dropped else "no item has judgements"))
+
+
 def automatic_records(records: Sequence[Record], judgements: Iterable[Judgement]) -> list[Record]:
     """One automatic reviewer (teacher, LLM judge) -> labeled records: its label is taken as is,
     "discard" drops the example. Every record needs exactly one reviewer's judgement (a reviewer's

@@ -54,6 +54,14 @@ def _automatic(cfg: DictConfig, records, judgements):
     return automatic_records(records, chosen), [], {"reviewer": wanted, "judgements": len(chosen)}
 
 
+def _why_nothing(mode: str, records, judgements, report: dict) -> str:
+    if mode == "annotators":
+        from nliforge.review.aggregate import nothing_kept_reason
+
+        return nothing_kept_reason(report["counts"])
+    return f"{len(records)} items: reviewer {report['reviewer']!r} discarded all {len(records)}"
+
+
 def aggregate_action(cfg: DictConfig) -> dict:
     """Aggregate the store's judgements, write reviewed.jsonl (+ disagreements), register the set."""
     from nliforge.review.aggregate import aggregate
@@ -73,6 +81,10 @@ def aggregate_action(cfg: DictConfig) -> dict:
         out, disagreements, report = _automatic(cfg, records, judgements)
     else:
         raise NLIDataError(f"aggregate.mode={mode!r}; valid: annotators, automatic")
+    if not out:
+        raise NLIDataError(f"{review_dir(cfg) / 'review.sqlite'}: aggregate.mode={mode} kept no example "
+                           f"({_why_nothing(mode, records, judgements, report)}); nothing written or registered: "
+                           "add judgements (nliforge-review serve / import) and aggregate again")
     folder = review_dir(cfg)
     write_jsonl(out, folder / "reviewed.jsonl")
     write_jsonl(disagreements, folder / "disagreements.jsonl")
