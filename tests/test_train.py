@@ -160,3 +160,16 @@ def test_training_loss_reaches_the_logger_on_every_logging_step(trained_run):
     total = torch.load(out / "checkpoints" / "last.ckpt", weights_only=False, map_location="cpu")["global_step"]
     assert total >= 2 * every and steps == list(range(every - 1, total, every))
     assert all(float(r["train/loss"]) > 0 for r in rows if r.get("train/loss"))
+
+
+def test_default_checkpoints_are_last_only_and_every_epoch_on_request(trained_run, classifier_run_dir):
+    """By default a run keeps only last.ckpt (resume); save_top_k=-1 keeps each epoch as epoch_NN.ckpt
+    (no doubled `epoch_epoch=`), which the variability stage reads."""
+    from nliforge.pipeline.classifier import ClassifierRun
+
+    _, _, out = trained_run
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["last.ckpt"]
+    with pytest.raises(NLIDataError, match="save_top_k=-1"):
+        ClassifierRun(out).epoch_checkpoints()
+    kept = ClassifierRun(classifier_run_dir).epoch_checkpoints()
+    assert [p.name for p in kept] == ["epoch_00.ckpt", "epoch_01.ckpt"]

@@ -32,6 +32,8 @@ def train_classifier(cfg: DictConfig, out_dir: Path) -> Path:
         sub.data.save_train_set = True           # the seed pool and exemplar pool
         sub.save_model = True
         sub.ckpt_path = "last"                   # a killed classifier stage resumes from its last epoch
+        if sub.get("callbacks", {}).get("checkpoint") is not None:
+            sub.callbacks.checkpoint.save_top_k = -1   # every epoch's weights: the variability stage scores each
         sub.logger = {k: v for k, v in (sub.get("logger") or {}).items() if k == "csv"}
     sub = OmegaConf.create(OmegaConf.to_container(sub, resolve=True))
     train(sub)
@@ -68,18 +70,25 @@ class ClassifierRun:
         """(model, tokenizer, label permutation) of the final weights, in eval mode."""
         return load_classifier(self._need("model", "train it with save_model=true"), KEY)
 
-    def epoch_checkpoints(self) -> list[Path]:
-        """One Lightning checkpoint per epoch, in epoch order (last.ckpt excluded)."""
-        folder = self._need("checkpoints", "train it with callbacks=default (a checkpoint every epoch)")
+    def epoch_files(self) -> list[Path]:
+        """The per-epoch Lightning checkpoints there are (epoch_00.ckpt, or epoch_epoch=00.ckpt of older
+        runs), in epoch order; last.ckpt excluded."""
+        folder = self.root / "checkpoints"
         found = []
-        for path in folder.glob("*.ckpt"):
-            match = re.search(r"epoch=?(\d+)", path.stem)
+        for path in folder.glob("*.ckpt") if folder.is_dir() else []:
+            match = re.search(r"epoch[_=]*(\d+)", path.stem)
             if path.name != "last.ckpt" and match:
                 found.append((int(match.group(1)), path))
+        return [p for _, p in sorted(found)]
+
+    def epoch_checkpoints(self) -> list[Path]:
+        """One Lightning checkpoint per epoch, in epoch order; at least 2 (estimated max variability)."""
+        found = self.epoch_files()
         if len(found) < 2:
             raise NLIDataError(f"{KEY}={str(self.root)!r}: estimated max variability needs at least 2 epoch "
-                               f"checkpoints in {folder}, found {len(found)}")
-        return [p for _, p in sorted(found)]
+                               f"checkpoints in {self.root / 'checkpoints'}, found {len(found)}; train it with "
+                               "callbacks.checkpoint.save_top_k=-1 (keep every epoch) and model.max_epochs >= 2")
+        return found
 
     def final_probs(self, pairs: Sequence[tuple[str, str]], batch_size: int = 128, max_length: int = 128,
                     device: str = "cpu") -> np.ndarray:

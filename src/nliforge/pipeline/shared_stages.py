@@ -35,7 +35,7 @@ def classifier_stage(ctx: StageContext) -> StageOutput:
     run = classifier_run(ctx.cfg)
     n = len(run.train_records())
     return StageOutput([{"uid": "classifier", "run_dir": str(out), "train_examples": n,
-                         "epochs": len(run.epoch_checkpoints())}], count_in=n)
+                         "epochs": len(run.epoch_files())}], count_in=n)
 
 
 @stage("generator_lm")
