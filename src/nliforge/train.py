@@ -20,7 +20,7 @@ from nliforge.models.backbone import build_backbone, save_backbone
 from nliforge.models.classifier import NLIClassifier
 from nliforge.models.poe import (BiasTable, PoEClassifier, bias_model_setting, check_bias_table, frozen_bias_table,
                                  poe_settings)
-from nliforge.models.resume import RandomStateCallback, checkpoint_callbacks
+from nliforge.models.resume import RandomStateCallback, check_resume_config, checkpoint_callbacks
 from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 from nliforge.utils.instantiate import instantiate
 from nliforge.utils.model_folder import check_model_folder
@@ -142,6 +142,7 @@ def train(cfg: DictConfig) -> dict:
     if cfg.model.get("kind") == "generator":
         raise NLIDataError("model: this is a Z-Aug generator config (kind: generator); nliforge-train needs a "
                            "classifier model (tiny, minilm, roberta_large, ...). Generators train in pipeline=zaug.")
+    check_resume_config(cfg, Path(cfg.paths.output_dir), resolve_ckpt(cfg, Path(cfg.paths.output_dir)))
     ts = build_training_set(cfg)  # all inputs are validated before the run folder gets any file
     eval_sets = load_suite(cfg)
     val_sets = pick_val_sets(cfg, eval_sets)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import logging
 import random
+import shutil
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -22,6 +24,12 @@ from omegaconf import DictConfig, open_dict
 from nliforge.utils.instantiate import instantiate
 
 log = logging.getLogger(__name__)
+# Keys a resume may change (besides a generation folder's volatile ones: paths, logger, progress bar):
+# how the run goes, not what it trains; the epoch limits, since training longer is what a resume is
+# for; and the number of processes, which works but warns that the run will not match.
+RESUME_MAY_CHANGE = ("ckpt_path", "num_threads", "progress_every_s", "allow_config_change",
+                     "callbacks.checkpoint.every_n_train_steps", "model.max_epochs", "trainer.max_epochs",
+                     "trainer.max_steps", "trainer.devices", "trainer.num_nodes")
 
 
 def gather_per_rank(obj) -> list:
@@ -114,3 +122,44 @@ def checkpoint_callbacks(node: DictConfig, key: str) -> list:
     by_steps = instantiate(node, key, every_n_train_steps=int(steps), every_n_epochs=None, save_top_k=0,
                            save_last=True, enable_version_counter=False)
     return [instantiate(node, key), by_steps]
+
+
+def check_resume_config(cfg: DictConfig, out: Path, ckpt: str | None) -> None:
+    """A resume from a checkpoint into a run folder whose `config.yaml` differs (another seed or lr) is
+    refused naming the key, as a generation run folder refuses one (`RunFolder.bind_config`): its
+    metrics.csv would report the new config for epochs trained with the old. `allow_config_change=true`
+    accepts it: a warning names the key and the old config is kept as `config.before_resume_<n>.yaml`."""
+    from omegaconf import OmegaConf
+
+    from nliforge.data.errors import NLIDataError
+    from nliforge.pipeline.run_folder import VOLATILE_KEYS, config_difference
+
+    saved = out / "config.yaml"
+    if ckpt is None or not saved.is_file():
+        return
+    new = OmegaConf.to_container(cfg, resolve=True)
+    old = OmegaConf.to_container(OmegaConf.load(saved), resolve=True)
+    old = _moved(old, str((old.get("paths") or {}).get("output_dir") or ""), str(new["paths"]["output_dir"]))
+    diff = config_difference(old, new, (*VOLATILE_KEYS, *RESUME_MAY_CHANGE))
+    if diff is None:
+        return
+    if not cfg.get("allow_config_change", False):
+        raise NLIDataError(f"ckpt_path={cfg.get('ckpt_path')}: {out} was trained with a different config: {diff}. "
+                           "Resume with the old value, use a new run folder, or pass allow_config_change=true "
+                           "to continue this run under the new config")
+    n = len(list(out.glob("config.before_resume_*.yaml"))) + 1
+    shutil.copyfile(saved, out / f"config.before_resume_{n}.yaml")
+    log.warning("resuming %s under a changed config (allow_config_change=true): %s; the old config is kept "
+                "as config.before_resume_%d.yaml", out, diff, n)
+
+
+def _moved(value, old_dir: str, new_dir: str):
+    """`value` with every path under the run folder's old place moved to its new one (a copied or moved
+    run folder resumes: its checkpoint and dynamics folders follow `paths.output_dir`)."""
+    if isinstance(value, dict):
+        return {k: _moved(v, old_dir, new_dir) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_moved(v, old_dir, new_dir) for v in value]
+    if old_dir and isinstance(value, str) and (value == old_dir or value.startswith(old_dir.rstrip("/") + "/")):
+        return new_dir + value[len(old_dir):]
+    return value

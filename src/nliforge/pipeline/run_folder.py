@@ -41,35 +41,42 @@ VOLATILE_KEYS = ("paths", "hydra", "task_name", "logger", "generator.runner", "p
 PACKAGES = ("nliforge", "torch", "transformers", "openai", "lightning")
 
 
-def _volatile(path: str) -> bool:
+def _volatile(path: str, volatile: Sequence[str] = VOLATILE_KEYS) -> bool:
     parts = path.split(".")
-    for pattern in VOLATILE_KEYS:
+    for pattern in volatile:
         pat = pattern.split(".")
         if len(parts) >= len(pat) and all(fnmatch.fnmatchcase(a, b) for a, b in zip(parts, pat)):
             return True
     return False
 
 
-def first_difference(old: Any, new: Any, prefix: str = "") -> str | None:
-    """Dotted key of the first difference between two plain configs (None when equal). A key present on
-    one side only with the value null is no difference: a setting added to the code later, whose null
-    default means "off", must not lock the runs made before it out of resuming."""
+def first_difference(old: Any, new: Any, prefix: str = "", volatile: Sequence[str] = VOLATILE_KEYS) -> str | None:
+    """Dotted key of the first difference between two plain configs (None when equal), skipping the
+    `volatile` key patterns. A key present on one side only with the value null is no difference: a
+    setting added to the code later, whose null default means "off", must not lock the runs made before
+    it out of resuming."""
     if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
         old, new = dict(enumerate(old)), dict(enumerate(new))
     if isinstance(old, Mapping) and isinstance(new, Mapping):
         for key in sorted(set(old) | set(new), key=str):
             path = f"{prefix}.{key}" if prefix else str(key)
-            if _volatile(path):
+            if _volatile(path, volatile):
                 continue
             if key not in old or key not in new:
                 if (old.get(key) if key in old else new.get(key)) is None:
                     continue
                 return path
-            diff = first_difference(old[key], new[key], path)
+            diff = first_difference(old[key], new[key], path, volatile)
             if diff:
                 return diff
         return None
     return None if old == new else (prefix or "<root>")
+
+
+def config_difference(old: Any, new: Any, volatile: Sequence[str] = VOLATILE_KEYS) -> str | None:
+    """`key was <old>, now <new>` for the first difference between two plain configs, or None."""
+    key = first_difference(old, new, volatile=volatile)
+    return None if key is None else f"{key} was {_get(old, key)!r}, now {_get(new, key)!r}"
 
 
 def _get(obj: Any, dotted: str) -> Any:
@@ -132,12 +139,11 @@ class RunFolder:
         saved = self.root / "config.yaml"
         if saved.exists():
             old = OmegaConf.to_container(OmegaConf.load(saved), resolve=True)
-            key = first_difference(old, plain)
-            if key:
+            diff = config_difference(old, plain)
+            if diff:
                 raise NLIDataError(
-                    f"{self.root}: this run folder was made with a different config: {key} was "
-                    f"{_get(old, key)!r}, now {_get(plain, key)!r}. Use a new folder (or the old value) "
-                    "so two configs never mix in one dataset.")
+                    f"{self.root}: this run folder was made with a different config: {diff}. Use a new "
+                    "folder (or the old value) so two configs never mix in one dataset.")
             return
         self.root.mkdir(parents=True, exist_ok=True)
         atomic_write_text(saved, [OmegaConf.to_yaml(OmegaConf.create(plain))])
