@@ -74,9 +74,10 @@ def export_action(cfg: DictConfig) -> dict:
 
 def import_action(cfg: DictConfig) -> dict:
     from nliforge.review import crowd
+    from nliforge.review.wanli_annotations import import_wanli
 
     records, fmt = load_items(cfg), str(cfg["import"].format)
-    readers = {"amt": crowd.import_amt, "label_studio": crowd.import_label_studio}
+    readers = {"amt": crowd.import_amt, "label_studio": crowd.import_label_studio, "wanli": import_wanli}
     if fmt not in readers:
         raise NLIDataError(f"import.format={fmt!r}; valid: {', '.join(readers)}")
     judgements = readers[fmt](Path(cfg["import"].file), records)

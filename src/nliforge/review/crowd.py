@@ -162,6 +162,11 @@ def import_amt(path: str | os.PathLike, records: Sequence[Record]) -> ImportedJu
         raise NLIDataError(f"{path}: file not found; expected an AMT batch results CSV")
     out = ImportedJudgements(counts={"assignments": 0, "rejected": 0})
     with path.open(encoding="utf-8-sig", newline="") as fh:
+        if fh.readline().lstrip().startswith(("{", "[")):   # JSON: WANLI's annotations, a Label Studio export
+            raise NLIDataError(f"{path}:1: JSON, not an AMT results CSV; WANLI's released annotations "
+                               "(WorkerId, gold, revised_premise, ...) are import.format=wanli, a Label Studio "
+                               "export import.format=label_studio")
+        fh.seek(0)
         reader = csv.DictReader(fh)
         missing = [c for c in AMT_REQUIRED if c not in (reader.fieldnames or [])]
         if missing:

@@ -132,6 +132,8 @@ RANGES: dict[str, Range | Choice] = {
     # nliforge-review (conf/review.yaml)
     "teacher.threshold": FRACTION, "teacher.batch_size": POSITIVE_INT, "teacher.max_length": POSITIVE_INT,
     "export.per_hit": POSITIVE_INT,
+    "export.format": Choice(("amt", "label_studio")),
+    "import.format": Choice(("amt", "label_studio", "wanli")),
     "serve.port": Range(0, 65535, integer=True),
 }
 
