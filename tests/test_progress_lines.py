@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 import logging
 import os
+import re
+import time
 
 import lightning as L
 import torch
@@ -98,3 +100,48 @@ def test_the_callback_is_added_only_when_output_is_not_a_terminal():
     assert progress_callback_for(off, 7) is None and interval() == 7.0
     got = progress_callback_for(on, None)              # pytest captures stderr: not a terminal
     assert isinstance(got, LineProgressBar) and got.every == 30.0
+
+
+class UniformModule(torch.nn.Module):
+    """A module with predict_probs (as NLIClassifier) that gives p = 1/3 for every pair."""
+
+    device = torch.device("cpu")
+
+    def predict_probs(self, batch):
+        time.sleep(0.01)
+        return torch.full((len(batch["x"]), 3), 1 / 3)
+
+
+class ListData:
+    """The two methods predict_probs uses of an NLIDataModule: encode, then batches of 100."""
+
+    input = "pair"
+
+    def encode(self, records):
+        return records
+
+    def loader(self, records):
+        return [{"x": torch.zeros(len(records[i:i + 100]))} for i in range(0, len(records), 100)]
+
+
+def test_an_eval_set_shows_pairs_per_second_and_eta(caplog):
+    """A large eval set shows progress in pairs/s with an ETA (even when it has fewer than 20 batches, as
+    with a large data.eval_batch_size), and every set's result line gives its time and rate."""
+    from nliforge.data import Record
+    from nliforge.evaluation.suite import EvalSet, evaluate_suite
+
+    big = EvalSet("big", {"num_classes": 3}, [Record(f"b{i}", "p", "h", "entailment") for i in range(1200)])
+    small = EvalSet("small", {"num_classes": 3}, [Record(f"s{i}", "p", "h", "neutral") for i in range(50)])
+    set_interval(0.001)                       # progress_every_s: a line after every batch
+    try:
+        with caplog.at_level(logging.INFO):
+            results = evaluate_suite(UniformModule(), ListData(), [big, small])
+    finally:
+        set_interval(None)
+    assert results["big"]["n"] == 1200 and results["small"]["n"] == 50
+    lines = [r.getMessage() for r in caplog.records if r.name == "nliforge.progress"]
+    assert lines[0].startswith("eval big: 0/1200 (0%)")
+    assert lines[1].startswith("eval big: 100/1200 (8%)") and re.search(r"pair/s, elapsed \S+, ETA \d", lines[1])
+    assert not any(line.startswith("eval small") for line in lines)    # 50 pairs: no progress lines
+    done = [r.getMessage() for r in caplog.records if r.name == "nliforge.evaluation.suite"]
+    assert len(done) == 2 and all(" s, " in line and line.endswith("pairs/s)") for line in done)

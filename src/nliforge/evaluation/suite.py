@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from nliforge.models.predict import predict_probs
 from nliforge.utils.atomic import atomic_write_text
 
 log = logging.getLogger(__name__)
+PROGRESS_PAIRS = 1000   # eval sets from this size on show progress whatever their number of batches
 
 
 @dataclass
@@ -76,12 +78,18 @@ def add_averages(results: Mapping[str, Mapping[str, float]], averages: Mapping[s
 
 
 def evaluate_suite(module, datamodule, eval_sets: Sequence[EvalSet], collapse: str = "argmax") -> dict[str, dict]:
-    """Per-set metrics for every eval set of the suite."""
+    """Per-set metrics for every eval set of the suite. A set of PROGRESS_PAIRS pairs or more shows its
+    progress in pairs per second with an ETA (a bar, or a line every `progress_every_s` to a file);
+    every set's result line gives its time and rate (`data.eval_batch_size` sets the batch)."""
     results = {}
     for es in eval_sets:
-        probs = torch.from_numpy(predict_probs(module, es.records, datamodule=datamodule, desc=f"eval {es.name}"))
+        start = time.monotonic()
+        probs = torch.from_numpy(predict_probs(module, es.records, datamodule=datamodule, desc=f"eval {es.name}",
+                                               progress=True if len(es.records) >= PROGRESS_PAIRS else None))
         results[es.name] = score_set(probs, es, collapse)
-        log.info("eval %-32s acc=%.4f (n=%d)", es.name, results[es.name]["acc"], len(es.records))
+        seconds = time.monotonic() - start
+        log.info("eval %-32s acc=%.4f (n=%d, %.1f s, %.0f pairs/s)", es.name, results[es.name]["acc"],
+                 len(es.records), seconds, len(es.records) / max(seconds, 1e-9))
     return results
 
 

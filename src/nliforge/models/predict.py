@@ -108,7 +108,7 @@ def predict_probs(model, records: Sequence[Record | Pair], *, datamodule=None, b
         return clf.model(**enc).logits.float()[:, clf.permutation].softmax(-1)
 
     with torch.inference_mode():
-        return _collect(probs_of, batches(), -(-len(pairs) // batch_size), progress, desc)
+        return _collect(probs_of, batches(), -(-len(pairs) // batch_size), progress, desc, pairs=len(pairs))
 
 
 def _module_probs(module, datamodule, records: Sequence[Record], progress: bool | None, desc: str) -> np.ndarray:
@@ -121,15 +121,22 @@ def _module_probs(module, datamodule, records: Sequence[Record], progress: bool 
     module.eval()
     try:
         with torch.inference_mode():
-            return _collect(module.predict_probs, batches, len(loader), progress, desc)
+            return _collect(module.predict_probs, batches, len(loader), progress, desc, pairs=len(records))
     finally:
         module.train(was_training)
 
 
-def _collect(probs_of, batches: Iterable, total: int, progress: bool | None, desc: str) -> np.ndarray:
+def _collect(probs_of, batches: Iterable, total: int, progress: bool | None, desc: str,
+             pairs: int | None = None) -> np.ndarray:
+    """Each batch's probabilities, concatenated; the bar (None: from 20 batches on) counts `pairs` when
+    given, so its rate and ETA are in pairs per second, else batches."""
     from nliforge.utils.progress import progress as progress_bar
 
     show = total >= 20 if progress is None else progress
-    out = [probs_of(batch).cpu() for batch in progress_bar(batches, total=total, desc=desc, unit="batch",
-                                                           leave=False, disable=not show)]
+    out = []
+    with progress_bar(total=total if pairs is None else pairs, desc=desc, unit="batch" if pairs is None else "pair",
+                      leave=False, disable=not show) as bar:
+        for batch in batches:
+            out.append(probs_of(batch).cpu())
+            bar.update(1 if pairs is None else len(out[-1]))
     return np.concatenate([p.numpy() for p in out]) if out else np.zeros((0, len(LABELS)), dtype=np.float32)
