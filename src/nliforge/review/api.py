@@ -19,7 +19,7 @@ import re
 from aiohttp import web
 
 from nliforge.data.errors import NLIDataError
-from nliforge.review.store import ItemFullError, ReviewStore
+from nliforge.review.store import AlreadyJudgedError, ItemFullError, ReviewStore
 from nliforge.review.types import REVIEW_LABELS, RUBRIC_CRITERIA, Judgement
 
 ANNOTATOR_RE = re.compile(r"^[\w@+-](?:[\w.@+-]{0,62}[\w@+-])?$")
@@ -88,8 +88,8 @@ class ReviewAPI:
         judgement = Judgement(uid=uid, annotator=who, label=label, premise=premise, hypothesis=hypothesis,
                               revised=p_rev or h_rev, source="page", rubric=rubric)
         try:
-            saved = await asyncio.to_thread(self.store.save, judgement)
-        except ItemFullError as err:
+            saved = await asyncio.to_thread(self.store.save, judgement, False)   # two tabs: 409, no overwrite
+        except (ItemFullError, AlreadyJudgedError) as err:
             raise _error(web.HTTPConflict, str(err)) from None
         except NLIDataError as err:
             raise _error(web.HTTPBadRequest, str(err)) from None

@@ -12,6 +12,12 @@ who arrives in between. The store therefore keeps a short-lived *claim* row per 
 in the same `BEGIN IMMEDIATE` transaction (SQLite's write lock), so two concurrent callers can never
 both take the last slot. An annotator who asks again gets the item they already hold (a reload
 shows the same item). Claims expire after `claim_ttl_s` so an abandoned item returns to the pool.
+Claims cannot lock real annotators out: anyone holding the page token could claim every item under
+made-up names, so when no item is free `next_item` takes over a claim of another annotator on an item
+that still lacks judgements, claims of annotators who never judged anything first, then the oldest.
+The displaced claimant meets ItemFullError if the item fills meanwhile.
+Two tabs saving as one annotator: the page saves with `replace=False`, so the second save of an item is
+AlreadyJudgedError (409), not a silent overwrite; imports and machine reviewers still replace.
 As a second line of defence `save` re-checks the cap inside its own write transaction and raises
 ItemFullError for a further page annotator (e.g. one whose claim expired and was taken over).
 Judgements imported from a crowd platform (amt, label_studio) count towards the cap but are never
@@ -39,7 +45,7 @@ from nliforge.review.types import ANNOTATORS_PER_ITEM, Judgement
 
 HUMAN_SOURCES = ("page", "amt", "label_studio")
 DEFAULT_CLAIM_TTL_S = 30 * 60.0
-__all__ = ["HUMAN_SOURCES", "ItemFullError", "ReviewStore"]
+__all__ = ["HUMAN_SOURCES", "AlreadyJudgedError", "ItemFullError", "ReviewStore"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS items (
@@ -66,6 +72,15 @@ _HELD = """SELECT i.* FROM items i JOIN claims c ON c.uid = i.uid AND c.annotato
   WHERE NOT EXISTS (SELECT 1 FROM judgements j WHERE j.uid = i.uid AND j.annotator = :who)
   ORDER BY i.ord LIMIT 1"""
 
+# When nothing is free: a claim of another annotator on an item that still lacks judgements; never-judging
+# claimants (made-up names) first, then the oldest claim.
+_TAKEOVER = f"""SELECT c.uid, c.annotator FROM claims c JOIN items i ON i.uid = c.uid
+  WHERE c.annotator != :who
+    AND NOT EXISTS (SELECT 1 FROM judgements j WHERE j.uid = c.uid AND j.annotator = :who)
+    AND (SELECT COUNT(DISTINCT annotator) FROM judgements j
+         WHERE j.uid = c.uid AND j.source IN {_HUMAN_SQL} AND j.annotator != :who) < :cap
+  ORDER BY EXISTS (SELECT 1 FROM judgements j WHERE j.annotator = c.annotator), c.expires_at, i.ord LIMIT 1"""
+
 _UPSERT = """INSERT INTO judgements VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (uid, annotator) DO UPDATE
   SET label=excluded.label, premise=excluded.premise, hypothesis=excluded.hypothesis, revised=excluded.revised,
       source=excluded.source, rubric=excluded.rubric, confidence=excluded.confidence,
@@ -74,6 +89,10 @@ _UPSERT = """INSERT INTO judgements VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON 
 
 class ItemFullError(NLIDataError):
     """A judgement from a further annotator for an item that already has its ANNOTATORS_PER_ITEM."""
+
+
+class AlreadyJudgedError(NLIDataError):
+    """A second judgement of an item by the same annotator where replacing was not asked for (two tabs)."""
 
 
 class ReviewStore:
@@ -152,11 +171,12 @@ class ReviewStore:
         return _record(row) if row is not None else None
 
     # judgements ------------------------------------------------------------------------------
-    def save(self, judgement: Judgement) -> Judgement:
-        """Store (or replace this annotator's earlier) judgement, committed before returning.
+    def save(self, judgement: Judgement, replace: bool = True) -> Judgement:
+        """Store (or, with `replace`, replace this annotator's earlier) judgement, committed before returning.
 
-        Raises NLIDataError for an unknown uid and ItemFullError when a page annotator would be
-        one more than `annotators_per_item` human annotators of the item. Returns the judgement as stored.
+        Raises NLIDataError for an unknown uid, ItemFullError when a page annotator would be one more
+        than `annotators_per_item` human annotators of the item, and AlreadyJudgedError when this
+        annotator already judged it and `replace` is false. Returns the judgement as stored.
         """
         j = judgement
         if not j.created_at:
@@ -164,6 +184,10 @@ class ReviewStore:
         with self._write() as conn:
             if conn.execute("SELECT 1 FROM items WHERE uid = ?", (j.uid,)).fetchone() is None:
                 raise NLIDataError(f"{self.path}: no item with uid {j.uid!r}; judgements must refer to stored items")
+            if not replace and conn.execute("SELECT 1 FROM judgements WHERE uid = ? AND annotator = ?",
+                                            (j.uid, j.annotator)).fetchone() is not None:
+                raise AlreadyJudgedError(f"item {j.uid!r} was already judged by {j.annotator!r} (another tab or "
+                                         "window?); the judgement saved first is kept")
             if j.source == "page":
                 others = conn.execute(f"SELECT COUNT(DISTINCT annotator) FROM judgements WHERE uid = ? AND "
                                       f"annotator != ? AND source IN {_HUMAN_SQL}", (j.uid, j.annotator)).fetchone()[0]
@@ -194,6 +218,9 @@ class ReviewStore:
         with self._write() as conn:
             conn.execute("DELETE FROM claims WHERE expires_at <= ?", (now,))
             row = conn.execute(_HELD, params).fetchone() or conn.execute(_NEXT_FREE, params).fetchone()
+            if row is None and (taken := conn.execute(_TAKEOVER, params).fetchone()) is not None:
+                conn.execute("DELETE FROM claims WHERE uid = ? AND annotator = ?", (taken["uid"], taken["annotator"]))
+                row = conn.execute("SELECT * FROM items WHERE uid = ?", (taken["uid"],)).fetchone()
             if row is None:
                 return None
             conn.execute("INSERT INTO claims VALUES (?, ?, ?) ON CONFLICT (uid, annotator) DO UPDATE "
