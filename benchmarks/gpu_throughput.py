@@ -238,6 +238,9 @@ def parse_args(argv=None):
     p.add_argument("--contenders", nargs="+", choices=ALL_CONTENDERS, default=None,
                    help="default: nliforge, hf_A_maxlen, hf_B_best on CPU; every nliforge variant and hf_A, hf_B on "
                         "cuda. hf_C_compiled (HF Trainer with torch_compile and fused AdamW) is a diagnostic")
+    p.add_argument("--compile-backend", default=None,
+                   help="torch.compile backend of the compiled contenders (default: inductor); `eager` checks the code "
+                        "path without compiling, as nliforge-train's compile.backend=eager (CPU smoke runs)")
     p.add_argument("--peak-tflops", type=float, default=None, help="peak dense bf16 TFLOP/s for MFU (overrides the table)")
     p.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (CPU; default: all cores)")
     p.add_argument("--seed", type=int, default=0)
@@ -321,6 +324,8 @@ def make_runners(inputs: dict, args) -> dict:
 
     def nlf(name):
         compile_kwargs, fused, multiple = NLF_VARIANTS[name]
+        if compile_kwargs is not None and args.compile_backend:
+            compile_kwargs = {**compile_kwargs, "backend": args.compile_backend}
         backbone = bb if compile_kwargs is None else bb.compiled(**compile_kwargs)
         dm = inputs["dms"][multiple]
 

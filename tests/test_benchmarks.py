@@ -47,3 +47,54 @@ def test_gpu_throughput_cpu_smoke(tmp_path):
     host = summary["host_values_per_step"]
     assert set(host) == {"nliforge", "hf_A_maxlen", "hf_B_best"}
     assert {key.split(" in ")[1] for key in host["nliforge"]} <= UPSTREAM, host["nliforge"]
+
+
+def _gpu_session():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import gpu_session
+
+    return gpu_session
+
+
+def test_gpu_session_rotates_contenders_and_shrinks_a_cpu_smoke_run(tmp_path):
+    gs = _gpu_session()
+    step = gs.PARTS["main"][0]
+    args = gs.parse_args(["--device", "cpu", "--model", "tiny", "--out-dir", str(tmp_path)])
+    first, second = (gs.command(step, r, args, tmp_path / "x.json") for r in (0, 1))
+    names = lambda cmd: cmd[cmd.index("--contenders") + 1:cmd.index("--out")]  # noqa: E731
+    assert names(first) == list(step.contenders) and names(second) == [*step.contenders[1:], step.contenders[0]]
+    assert first[first.index("--steps") + 1] == "3" and first[first.index("--compile-backend") + 1] == "eager"
+    gpu = gs.command(step, 0, gs.parse_args(["--out-dir", str(tmp_path)]), tmp_path / "x.json")
+    assert gpu[gpu.index("--steps") + 1] == str(step.steps) and "--compile-backend" not in gpu
+    assert {"nliforge+fused", "nliforge+dyn", "hf_B_best", "nliforge+compile"} <= {
+        c for s in gs.PARTS["main"] for c in s.contenders}
+
+
+def test_gpu_session_stops_at_its_budget_and_still_writes_its_folder(tmp_path, monkeypatch):
+    gs = _gpu_session()
+    monkeypatch.setenv("OUT", str(tmp_path / "out"))
+    session = gs.main(["--device", "cpu", "--model", "tiny", "--budget-s", "1"])
+    assert [e["status"].split(":")[0] for e in session["rounds"]] == ["skipped"] * 4   # 2 steps x 2 rounds
+    assert json.loads((tmp_path / "out" / "session.json").read_text())["steps"] == {"default": None, "preset": None}
+    assert "no finished round" in (tmp_path / "out" / "session.txt").read_text()
+    ended = gs.run_one([sys.executable, "-c", "import time; time.sleep(30)"], tmp_path / "sleep.log", timeout=1)
+    assert ended["status"].startswith("timed out") and ended["wall_s"] < 10
+
+
+@pytest.mark.slow
+def test_gpu_session_cpu_smoke(tmp_path):
+    """The GPU session's main part end to end on CPU (tiny model, 3 steps, eager compile backend):
+    2 rounds of each step as separate processes, merged into one folder."""
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_session.py"), "--device", "cpu",
+                           "--model", "tiny", "--parts", "main", "--out-dir", str(tmp_path)],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    session = json.loads((tmp_path / "session.json").read_text())
+    assert [e["status"] for e in session["rounds"]] == ["ok"] * 4, session["rounds"]
+    default, preset = session["steps"]["default"], session["steps"]["preset"]
+    assert default["rounds"] == preset["rounds"] == 2
+    assert set(default["contenders"]) == {"nliforge+fused", "nliforge+dyn", "hf_B_best"}
+    assert all(len(v["runs"]) == 2 for v in default["contenders"].values())
+    assert set(preset["contenders"]) == {"nliforge+compile"} and "dynamics_overhead" in default
+    assert session["hf_B_best_call_median"] > 0
+    assert "nliforge+compile" in (tmp_path / "session.txt").read_text()
