@@ -127,6 +127,9 @@ rank_zero_info("GPU available: False, used: False")
 rank_zero_info("💡 Tip: For seamless cloud logging and experiment tracking, try installing [litlogger]")
 warnings.warn("`isinstance(treespec, LeafSpec)` is deprecated, use something else", DeprecationWarning)
 warnings.warn("an unknown warning stays", UserWarning)
+from lightning.pytorch.utilities.rank_zero import rank_zero_warn
+rank_zero_warn("Total length of `list` across ranks is zero. Please make sure this was your intention.")
+rank_zero_warn("Total length of `DataLoader` across ranks is zero. Please make sure this was your intention.")
 from transformers.utils import logging as hf_logging
 print("hf bars", hf_logging.is_progress_bar_enabled())   # stderr is a pipe here: off
 """
@@ -142,6 +145,8 @@ def test_a_lightning_message_is_printed_once_and_the_tip_not_at_all():
     assert both.count("GPU available: False") == 1, both
     assert "litlogger" not in both and "LeafSpec" not in both
     assert "an unknown warning stays" in both
+    assert "`list` across ranks" not in both          # no data.val_sets: an empty list of loaders on purpose
+    assert "`DataLoader` across ranks is zero" in both   # an empty DataLoader is still worth a warning
     assert "hf bars False" in out.stdout
 
 
@@ -150,3 +155,32 @@ def test_the_contention_warning_compares_load_and_threads(caplog):
         assert warn_if_contended(2, load=2.4) and not warn_if_contended(1, load=8.0)
         assert not warn_if_contended(4, load=3.9)
     assert len(caplog.records) == 1 and "load average is 2.4" in caplog.records[0].getMessage()
+
+
+def test_a_pretrained_backbone_trains_in_training_mode(recwarn):
+    """`from_pretrained` returns eval mode, and Lightning keeps a module's mode: NLIClassifier switches to
+    training mode when fit starts, so dropout is on and Lightning has no "module(s) in eval mode" to say."""
+    import lightning as L
+
+    from nliforge.data import Record
+    from nliforge.data.datamodule import NLIDataModule
+    from nliforge.models.backbone import build_backbone
+    from nliforge.models.classifier import NLIClassifier
+
+    records = [Record(f"u{i}", f"A person number {i} walks.", "Someone walks.", "entailment") for i in range(8)]
+    model, tokenizer, perm = build_backbone({"kind": "tiny", "vocab_size": 200, "hidden_size": 16, "num_layers": 1,
+                                             "num_heads": 2}, [t for r in records for t in (r.premise, r.hypothesis)])
+    model.eval()                                          # as from_pretrained leaves it
+    seen = []
+
+    class Probe(NLIClassifier):
+        def training_step(self, batch, batch_idx):
+            seen.append(all(m.training for m in self.modules()))
+            return super().training_step(batch, batch_idx)
+
+    module = Probe(model, label_permutation=perm)
+    dm = NLIDataModule(records, tokenizer, 4, 4, 32, 0, 0)
+    L.Trainer(max_steps=2, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+              enable_model_summary=False, accelerator="cpu").fit(module, datamodule=dm)
+    assert seen == [True, True]
+    assert not [w for w in recwarn if "in eval mode" in str(w.message)]

@@ -56,6 +56,12 @@ class NLIClassifier(L.LightningModule):
         self.register_buffer("label_permutation", perm, persistent=False)
         self.val_names = list(val_names)
 
+    def on_fit_start(self) -> None:
+        """Train in training mode: `from_pretrained` returns the backbone in eval mode and Lightning (2.2+)
+        keeps a module's mode, so a pretrained model (MiniLM, RoBERTa) trained with its dropout off and
+        Lightning warned "Found N module(s) in eval mode at the start of training"."""
+        self.train()
+
     def forward(self, batch: dict) -> torch.Tensor:
         logits = self.model(**{k: batch[k] for k in TOKEN_KEYS if k in batch}).logits
         return logits if self.label_permutation is None else logits[:, self.label_permutation]

@@ -22,6 +22,9 @@ LIGHTNING_LOGGERS = ("lightning", "lightning.pytorch", "lightning.fabric")
 TIPS = ("💡 Tip:",)   # Lightning's advertisement for its cloud logger, on every Trainer
 KNOWN_WARNINGS = (    # message regexes (matched at the start): deprecations inside the libraries themselves
     r"`isinstance\(treespec, LeafSpec\)` is deprecated",
+    # a run without data.val_sets: NLIDataModule.val_dataloader gives an empty list on purpose (an empty
+    # DataLoader, `DataLoader` in the message, is still shown)
+    r"Total length of `list` across ranks is zero\. Please make sure this was your intention",
 )
 SRUN_HINT = r"The `srun` command is available on your system but is not used"
 
