@@ -148,3 +148,42 @@ def test_lightning_csv_logs_are_not_mistaken_for_suite_results(tmp_path):
     (job / "csv_logs" / "version_0" / "metrics.csv").write_text("epoch,step,train/loss\n0,1,1.0\n")
     (job / "metrics.csv").write_text("train_id,seed,eval_set,metric,value\nsynthetic,1,synthetic_test,acc,0.5\n")
     assert find_run_dirs(tmp_path) == [job]
+
+
+def _run(folder: Path, train_id: str, train_sets: dict, suite: dict, accs: dict) -> None:
+    """A run folder as nliforge-train leaves it: metrics.csv and the resolved config.yaml."""
+    import yaml
+
+    write_metrics_csv(metrics_rows({k: {"acc": v, "n": 50.0} for k, v in accs.items()}, train_id, 0),
+                      folder / "metrics.csv")
+    (folder / "config.yaml").write_text(yaml.safe_dump({"data": {"train_sets": train_sets}, "suite": suite}))
+
+
+def test_in_domain_is_inferred_from_the_runs_configs(tmp_path):
+    """Without in_domain=, an eval set from the same Hub dataset as a run's training set (MNLI's dev for a
+    model trained on MNLI) is in-domain for it and not its column's best; so is a set the suite lists under
+    suite.in_domain. in_domain= given replaces the inference."""
+    hub = lambda name, split: {"name": name, "loader": "hub", "path": "nyu-mll/multi_nli" if name.startswith("mnli")
+                               else f"x/{name}", "config": None, "split": split}
+    suite = {"sets": {"mnli_dev_matched": hub("mnli_dev_matched", "validation_matched"), "hans": hub("hans", "x"),
+                      "world_test": {"name": "world_test", "loader": "world", "split": "test"}},
+             "in_domain": ["world_test"]}
+    sweep = tmp_path / "sweep"
+    _run(sweep / "0", "mnli", {"mnli": hub("mnli", "train")}, suite,
+         {"mnli_dev_matched": 0.90, "hans": 0.55, "world_test": 0.7})
+    _run(sweep / "1", "wanli", {"wanli": {**hub("wanli", "train"), "path": "alisawuffles/WANLI"}}, suite,
+         {"mnli_dev_matched": 0.80, "hans": 0.60, "world_test": 0.6})
+    result = report(_cfg([f"sweep={sweep}"]))
+    cells = result["summary"].set_index(["train_id", "eval_set"])
+    assert set(cells.index[cells["in_domain"]]) == {("mnli", "mnli_dev_matched"), ("mnli", "world_test"),
+                                                    ("wanli", "world_test")}
+    assert set(cells.index[cells["best"]]) == {("wanli", "mnli_dev_matched"), ("wanli", "hans")}
+    assert "inferred from each run's config.yaml" in result["md"].read_text()
+    given = report(_cfg([f"sweep={sweep}", "in_domain={wanli:[hans]}"]))["summary"].set_index(["train_id", "eval_set"])
+    assert set(given.index[given["in_domain"]]) == {("wanli", "hans")}
+    assert bool(given.loc[("mnli", "mnli_dev_matched"), "best"])
+
+
+def test_without_in_domain_or_configs_the_legend_says_so(sweep):
+    md = report(_cfg([f"sweep={sweep}"]))["md"].read_text()
+    assert "No in-domain cells: none given (in_domain=) or found in the runs' configs" in md

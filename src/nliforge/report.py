@@ -12,6 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 from nliforge.data.combine import ASCII_SYMBOL, SYMBOL
 from nliforge.evaluation import report_files
 from nliforge.evaluation.differences import difference_table
+from nliforge.evaluation.in_domain import infer_in_domain
 from nliforge.evaluation.table import collect_metrics, find_run_dirs, summary_table
 from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 
@@ -78,16 +79,33 @@ def resolve_in_domain(in_domain: dict, train_ids) -> dict:
     return {alias[str(k)]: list(v) for k, v in in_domain.items()}
 
 
+def pick_in_domain(cfg: DictConfig, sweep: Path, train_ids) -> tuple[dict, str]:
+    """The in-domain cells and a sentence for the legend saying where they come from: `in_domain=` when
+    given; else inferred from the runs' config.yaml (evaluation.in_domain: eval sets from the same data
+    as a training set, or listed in `suite.in_domain`); else none, said so, since every cell then
+    competes for best, an in-domain test included."""
+    if cfg.get("in_domain"):
+        given = resolve_in_domain(OmegaConf.to_container(cfg.in_domain, resolve=True), train_ids)
+        return given, "In-domain cells as given (in_domain=)."
+    inferred = infer_in_domain(find_run_dirs(sweep))
+    if inferred:
+        log.info("in-domain sets inferred from the runs' config.yaml: %s", inferred)
+        return inferred, ("In-domain cells inferred from each run's config.yaml (an eval set from the same data "
+                          "as a training set, or listed in suite.in_domain); in_domain= overrides.")
+    log.warning("no in_domain given and none found in the runs' configs: every cell competes for best")
+    return {}, ("No in-domain cells: none given (in_domain=) or found in the runs' configs, so an in-domain "
+                "test also competes for best.")
+
+
 def report(cfg: DictConfig) -> dict:
     """Summarize the sweep and write report.md, report.csv, report.png (and a W&B table if asked);
     with `baseline` also the differences to it (a second table in report.md, report_diff.csv).
     Returns the output paths and the tidy tables ("summary", "diff")."""
     sweep = Path(str(cfg.sweep))
     out = Path(str(cfg.out)) if cfg.get("out") else sweep / "report"
-    in_domain = OmegaConf.to_container(cfg.in_domain, resolve=True) if cfg.get("in_domain") else {}
     bounds = list(cfg.bounds) if cfg.get("bounds") is not None else None
     metrics = load_sweep(sweep)
-    in_domain = resolve_in_domain(in_domain, metrics["train_id"].unique())
+    in_domain, note = pick_in_domain(cfg, sweep, metrics["train_id"].unique())
     sets, metric, ci = (list(cfg.sets) if cfg.get("sets") else None), str(cfg.metric), float(cfg.ci)
     summary = summary_table(metrics, metric, ci, sets, in_domain, bounds)
     diff = None
@@ -96,7 +114,7 @@ def report(cfg: DictConfig) -> dict:
         diff = difference_table(metrics, baseline, metric, ci, sets, in_domain, bounds)
     scale, title = float(cfg.get("scale", 100)), f"{sweep.name}: {metric}"
     out.mkdir(parents=True, exist_ok=True)
-    md = report_files.write_markdown(summary, out / "report.md", title, metric, ci, scale, diff)
+    md = report_files.write_markdown(summary, out / "report.md", title, metric, ci, scale, diff, note)
     result = {"summary": summary, "diff": diff, "md": md,
               "csv": report_files.write_csv(summary, out / "report.csv"),
               "png": report_files.write_heatmap(summary, out / "report.png", title, scale)}

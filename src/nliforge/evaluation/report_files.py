@@ -69,14 +69,15 @@ def difference_caption(diff: pd.DataFrame, metric: str, ci: float, scale: float)
 
 
 def write_markdown(summary: pd.DataFrame, path: Path, title: str, metric: str, ci: float,
-                   scale: float = 100.0, diff: pd.DataFrame | None = None) -> Path:
+                   scale: float = 100.0, diff: pd.DataFrame | None = None, note: str = "") -> Path:
     """report.md: the table plus a legend saying what each mark means (a table must read alone), and
-    when a baseline was given the differences table with its caption."""
+    `note` (where the in-domain cells come from), and when a baseline was given the differences table
+    with its caption."""
     legend = (f"Cells: mean ± std over seeds (sample std) [{ci:.0%} t-interval, clipped to the metric's "
               f"range] n=seeds, {metric} ×{scale:g}. **Bold**: best mean per eval set among cells not "
               f"in-domain. {DAGGER}: in-domain for that training set (not a challenge; excluded from best). "
               f"{FEW}: fewer than 3 seeds (the interval says little); n=1 has no interval.")
-    parts = [f"# {title}\n\n", markdown_table(summary, scale), "\n\n", legend, "\n"]
+    parts = [f"# {title}\n\n", markdown_table(summary, scale), "\n\n", legend + (f" {note}" if note else ""), "\n"]
     if diff is not None:
         baseline = diff["baseline"].iloc[0] if len(diff) else "the baseline"
         parts += [f"\n## Differences to {baseline}\n\n", markdown_table(diff, scale, format_difference),
