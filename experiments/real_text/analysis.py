@@ -1,0 +1,54 @@
+"""The real-text experiment's tables (criteria: experiments/real_text/README.md).
+
+    python experiments/real_text/analysis.py SCRATCH OUT_DIR
+
+Reads the runs under SCRATCH (<arm>/seed<S>/, written by run.sh) and writes OUT_DIR/results.md,
+OUT_DIR/results.csv and OUT_DIR/data_map_mccoy.png (the seed-averaged data map coloured by McCoy's
+correctness). Needs NLIFORGE_DATA_DIR (the real sets). Arms that have not run are reported as not tested.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import artifacts  # noqa: E402
+import datamap  # noqa: E402
+from common import wall_times  # noqa: E402
+
+
+def wall_lines(scratch: Path) -> list[str]:
+    w = wall_times(scratch)
+    lines = ["## Wall time of each run (s)", "", "| arm | seed | wall s |", "|---|---|---|"]
+    lines += [f"| {r.arm} | {r.seed} | {r.wall_s} |" for r in w.itertuples()]
+    return lines + [""]
+
+
+def main(scratch: Path, out: Path) -> None:
+    rows, lines = [], ["# Real text: results (written by analysis.py)", ""]
+    r3_rows, r3_lines, frames = datamap.analyse(scratch)
+    rows += r3_rows
+    lines += r3_lines
+    if frames:
+        key = "mean" if "mean" in frames else min(frames)
+        seeds = "averaged over seeds " + ", ".join(str(k) for k in frames if k != "mean") if key == "mean" else f"seed {key}"
+        datamap.plot_mccoy_map(frames[key], out / "data_map_mccoy.png",
+                               f"MiniLM data map of mnli_dev_train_part ({seeds})")
+        lines += ["Data map coloured by McCoy's correctness: `data_map_mccoy.png`.", ""]
+    for part in (artifacts.hyp_only(scratch), artifacts.r2c(), artifacts.r2d(scratch)):
+        rows += part[0]
+        lines += part[1]
+    lines += wall_lines(scratch)
+    pd.DataFrame(rows).to_csv(out / "results.csv", index=False, float_format="%.6g")
+    (out / "results.md").write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit("usage: analysis.py SCRATCH OUT_DIR")
+    main(Path(sys.argv[1]), Path(sys.argv[2]))
