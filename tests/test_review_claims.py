@@ -33,7 +33,7 @@ def test_25_made_up_names_cannot_lock_a_real_annotator_out(tmp_path):
         assert store.next_item("alice").uid != got.uid    # and the next one after that
 
 
-def test_a_claim_of_a_name_that_never_judged_is_taken_over_before_a_working_annotator_s(tmp_path):
+def test_only_claims_of_names_that_never_judged_are_taken_over(tmp_path):
     with ReviewStore(tmp_path / "r.sqlite") as store:
         store.add_items(ITEMS[:2])
         assert store.next_item("bob").uid == "u0"

@@ -13,9 +13,9 @@ in the same `BEGIN IMMEDIATE` transaction (SQLite's write lock), so two concurre
 both take the last slot. An annotator who asks again gets the item they already hold (a reload
 shows the same item). Claims expire after `claim_ttl_s` so an abandoned item returns to the pool.
 Claims cannot lock real annotators out: anyone holding the page token could claim every item under
-made-up names, so when no item is free `next_item` takes over a claim of another annotator on an item
-that still lacks judgements, claims of annotators who never judged anything first, then the oldest.
-The displaced claimant meets ItemFullError if the item fills meanwhile.
+made-up names, so when no item is free `next_item` takes over the oldest claim, on an item that still
+lacks judgements, of an annotator who has never saved a judgement (an annotator at work keeps theirs).
+A displaced newcomer meets ItemFullError (the page's 409, then the next item) if the item fills meanwhile.
 Two tabs saving as one annotator: the page saves with `replace=False`, so the second save of an item is
 AlreadyJudgedError (409), not a silent overwrite; imports and machine reviewers still replace.
 As a second line of defence `save` re-checks the cap inside its own write transaction and raises
@@ -72,14 +72,15 @@ _HELD = """SELECT i.* FROM items i JOIN claims c ON c.uid = i.uid AND c.annotato
   WHERE NOT EXISTS (SELECT 1 FROM judgements j WHERE j.uid = i.uid AND j.annotator = :who)
   ORDER BY i.ord LIMIT 1"""
 
-# When nothing is free: a claim of another annotator on an item that still lacks judgements; never-judging
-# claimants (made-up names) first, then the oldest claim.
+# When nothing is free: the oldest claim, on an item that still lacks judgements, of another annotator who
+# has judged nothing at all (a made-up name holds a claim and never saves; a working annotator keeps theirs).
 _TAKEOVER = f"""SELECT c.uid, c.annotator FROM claims c JOIN items i ON i.uid = c.uid
   WHERE c.annotator != :who
+    AND NOT EXISTS (SELECT 1 FROM judgements j WHERE j.annotator = c.annotator)
     AND NOT EXISTS (SELECT 1 FROM judgements j WHERE j.uid = c.uid AND j.annotator = :who)
     AND (SELECT COUNT(DISTINCT annotator) FROM judgements j
          WHERE j.uid = c.uid AND j.source IN {_HUMAN_SQL} AND j.annotator != :who) < :cap
-  ORDER BY EXISTS (SELECT 1 FROM judgements j WHERE j.annotator = c.annotator), c.expires_at, i.ord LIMIT 1"""
+  ORDER BY c.expires_at, i.ord LIMIT 1"""
 
 _UPSERT = """INSERT INTO judgements VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (uid, annotator) DO UPDATE
   SET label=excluded.label, premise=excluded.premise, hypothesis=excluded.hypothesis, revised=excluded.revised,
