@@ -73,3 +73,15 @@ def test_the_page_api_answers_409_to_the_second_tab(tmp_path):
         assert status == 409 and "already judged by 'alice'" in json.loads(body)["error"]
         with ReviewStore(tmp_path / "review.sqlite") as store:
             assert [j.label for j in store.judgements(uid)] == ["neutral"]
+
+
+def test_claims_of_annotators_at_work_are_kept(tmp_path):
+    """Six real annotators racing to the end of the queue never lose their item to a seventh."""
+    with ReviewStore(tmp_path / "r.sqlite") as store:
+        store.add_items(ITEMS[:2])
+        for who in ("bob", "carol"):
+            assert store.next_item(who).uid == "u0"
+            _judge(store, "u0", who)
+            assert store.next_item(who).uid == "u1"
+        assert store.next_item("alice") is None
+        assert store.next_item("bob").uid == "u1" and store.next_item("carol").uid == "u1"
