@@ -76,7 +76,7 @@ def test_the_page_api_answers_409_to_the_second_tab(tmp_path):
 
 
 def test_claims_of_annotators_at_work_are_kept(tmp_path):
-    """Six real annotators racing to the end of the queue never lose their item to a seventh."""
+    """Annotators who have saved judgements keep their claims: a newcomer waits instead of displacing them."""
     with ReviewStore(tmp_path / "r.sqlite") as store:
         store.add_items(ITEMS[:2])
         for who in ("bob", "carol"):
