@@ -35,7 +35,7 @@ from nliforge.generation.cache import ResponseCache
 from nliforge.generation.prompts import wanli_prompt
 from nliforge.generation.runner import RunnerSettings, run_requests
 from nliforge.generation.types import GenerationRequest, Response, Sampling
-from nliforge.models.packaged import packaged_folder
+from nliforge.generation.packaged import packaged_folder
 from nliforge.world import WorldConfig, generate_split
 
 MODEL = "smollm2-135m-instruct"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.hub import hub_id, hub_table
 
 CONF = Path(__file__).resolve().parents[1] / "conf" / "data" / "train_sets"

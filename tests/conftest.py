@@ -14,6 +14,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("WANDB_MODE", "disabled")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Whatever the tests register goes to a data home of their own, never into ~/.cache or the checkout
+# (subprocesses inherit it).
+if "NLIFORGE_HOME" not in os.environ or os.environ.get("NLIFORGE_TEST_KEEP_HOME") != "1":
+    import tempfile
+
+    os.environ["NLIFORGE_HOME"] = tempfile.mkdtemp(prefix="nliforge_test_home_")
 
 CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")
 # A small world keeps the tests fast; the demo uses the full default sizes.
@@ -21,7 +27,12 @@ SMALL_WORLD = ["world.n_train=900", "world.n_dev=150", "world.n_test=300", "worl
 
 
 def compose_plain(name: str, overrides: list[str]) -> DictConfig:
-    """Compose `conf/<name>.yaml` with overrides, as the entry point would (no paths changed)."""
+    """Compose `conf/<name>.yaml` with overrides, as the entry point would (no paths changed): the user data
+    home's conf/ (registered sets) is on the search path, as `run_cli` puts it."""
+    from nliforge.utils.cli import with_user_config_path
+    from nliforge.utils.home import user_conf_dir
+
+    overrides = with_user_config_path(overrides, env="", extra=[user_conf_dir(create=True)])
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
         cfg = compose(name, overrides=overrides)
@@ -68,7 +79,7 @@ def resolved(cfg: DictConfig) -> dict:
 def classifier_run_dir(tmp_path_factory, world_cache) -> Path:
     """A tiny classifier trained once per session (2 epochs, dynamics, checkpoints, train_set.jsonl):
     the task model generation pipelines build on."""
-    from nliforge.train import train
+    from nliforge.training import train
 
     out = tmp_path_factory.mktemp("classifier_run")
     cfg = compose_config("train", ["experiment=demo", *SMALL_WORLD, "model.max_epochs=2", "logger=none",

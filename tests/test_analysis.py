@@ -15,7 +15,7 @@ from nliforge.analysis.stats import dataset_stats, stats_markdown, write_data_ma
 from nliforge.analysis.word_label import word_label_correlations, write_word_label
 from nliforge.analyze import main
 from nliforge.cartography.store import epoch_frame, epoch_path, frame_to_parquet_bytes
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.jsonl import write_jsonl
 from nliforge.data.records import Record
 from nliforge.utils.atomic import atomic_write_bytes

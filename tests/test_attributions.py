@@ -11,7 +11,7 @@ import torch
 
 from nliforge.analysis.attribution_render import render_attributions
 from nliforge.analysis.attributions import attribute_pair, encode_windows, gradient_x_input, integrated_gradients
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.models.backbone import build_backbone, save_backbone
 from nliforge.models.predict import load_classifier
 

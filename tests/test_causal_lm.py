@@ -7,7 +7,7 @@ import random
 import pytest
 from transformers import AutoTokenizer
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.generation.backends.hf_local import HFLocal
 from nliforge.generation.demo_corpus import prompt_documents
 from nliforge.generation.prompts import INSTRUCTION, label_word, wanli_prompt

@@ -76,7 +76,7 @@ def test_hydra_errors_become_one_line_naming_the_closest_key():
 
 
 def test_a_jsonl_set_without_its_file_names_the_key(tmp_path):
-    from nliforge.data.errors import NLIDataError
+    from nliforge.errors import NLIDataError
     from nliforge.data.registry import load_set
 
     spec = {"name": "jsonl", "loader": "jsonl", "path": "???", "num_classes": 3}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import compose_config
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.jsonl import read_jsonl, write_jsonl
 from nliforge.data.records import Record
 from nliforge.filtering.zfilter import z_filter

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.filtering.confidence import confidence_filter
 
 EPS = 2.0 ** -20   # exactly representable: 0.75 ± EPS are the neighbours of τ we mean

@@ -240,7 +240,7 @@ def test_demo_command_small(tmp_path):
 
 def test_held_out_source_set_and_its_refusal_without_select_all(tmp_path, world_cache, classifier_run_dir, server):
     from conftest import SMALL_WORLD
-    from nliforge.data.errors import NLIDataError
+    from nliforge.errors import NLIDataError
 
     stages = "pipeline.stages=[classifier,disco_source,spans]"
     cfg = disco_cfg(tmp_path / "run", world_cache, classifier_run_dir, server.base_url,

@@ -8,12 +8,12 @@ import pandas as pd
 import pytest
 import torch
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.records import Record
 from nliforge.generation.exemplars import encode_cls, exemplar_groups, same_label_neighbours
 from nliforge.generation.parse import ParseDrop, parse_completion
 from nliforge.generation.prompts import wanli_prompt
-from nliforge.generation.seeds import select_seeds
+from nliforge.cartography.seeds import select_seeds
 
 
 # --------------------------------------------------------------------------- prompt

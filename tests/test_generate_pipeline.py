@@ -11,7 +11,7 @@ import pytest
 from omegaconf import open_dict
 
 from conftest import compose_config
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.jsonl import read_jsonl
 from nliforge.generate import generate
 from nliforge.generation.types import GenerationError

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from conftest import compose_config
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.generation.backends import build_backend, supports_suffix
 from nliforge.generation.backends.hf_local import load_causal_lm
 from nliforge.generation.types import GenerationError
-from nliforge.models import packaged
+from nliforge.generation import packaged
 from nliforge.pipeline.stand_in import resolve_generator
 from nliforge.serving.vllm import ServerSettings, server_command
 

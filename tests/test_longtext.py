@@ -13,7 +13,7 @@ import pytest
 from omegaconf import OmegaConf, open_dict
 
 from conftest import compose_config
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.jsonl import read_jsonl
 from nliforge.data.records import Record
 from nliforge.filtering.longtext import LongTextRules, check_longtext, count_sentences

@@ -16,7 +16,7 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 
 from conftest import CONF_DIR, compose_config
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.jsonl import read_jsonl, write_jsonl
 from nliforge.data.labels import LABELS
 from nliforge.generate import generate

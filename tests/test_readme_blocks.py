@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.utils.readme_blocks import block_differences, check_blocks, read_blocks, replace_blocks
 
 README = """# t

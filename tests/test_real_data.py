@@ -20,11 +20,10 @@ import pytest
 from omegaconf import OmegaConf
 
 from nliforge.data.checks import DEFAULT_MAX_FIELD_CHARS, hash_fraction
-from nliforge.data.errors import DatasetNotCachedError, NLIDataError
+from nliforge.errors import DatasetNotCachedError, NLIDataError
 from nliforge.data.fetch import fetch, registered_files, select
 from nliforge.data.registry import eval_set_spec, load_set
 from nliforge.data.records import Record
-from nliforge.utils.cli import CONF_DIR
 
 MCCOY = "mnli_dev_matched_mccoy.tsv"
 
@@ -251,7 +250,7 @@ def release_server(tmp_path):
 
 def test_fetch_downloads_checks_the_hash_and_leaves_nothing_when_it_differs(tmp_path, monkeypatch, release_server):
     root, base = release_server
-    src = Path(CONF_DIR).parent / "tests" / "test_real_data.py"       # any bytes will do
+    src = Path(__file__)                                           # any bytes will do
     shutil.copy(src, root / "a.tsv")
     monkeypatch.setenv("NLIFORGE_DATA_DIR", str(tmp_path / "data"))
     [f] = select(["snli_cad_original_test"], registered_files())

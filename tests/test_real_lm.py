@@ -41,7 +41,7 @@ def missing(what: str):
 
 @pytest.fixture(scope="session")
 def smollm2_dir() -> Path:
-    from nliforge.models.packaged import packaged_folder
+    from nliforge.generation.packaged import packaged_folder
 
     try:
         return packaged_folder("smollm2-135m-instruct")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.records import Record
 from nliforge.review.aggregate import aggregate, automatic_records, cohen_kappa
 from nliforge.review.types import Judgement

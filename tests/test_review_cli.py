@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conftest import compose_config
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.jsonl import read_jsonl, write_jsonl
 from nliforge.data.training_set import build_training_set
 from nliforge.review.cli import review

@@ -9,7 +9,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.records import Record
 from nliforge.review.store import ItemFullError, ReviewStore
 from nliforge.review.types import ANNOTATORS_PER_ITEM, Judgement

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from conftest import compose_config
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.jsonl import read_jsonl, write_jsonl
 from nliforge.data.records import Record
 from nliforge.review import crowd

@@ -14,7 +14,7 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 
 from conftest import CONF_DIR
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.utils.threads import resolve_num_threads, usable_cores
 
 PROBE = """

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from nliforge.data import Record, write_jsonl
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.utils.cli import CONF_DIR, check_group_choices, with_user_config_path
 
 HYPS = {"entailment": "Someone is outside.", "neutral": "A tall person is outside.",

@@ -44,7 +44,7 @@ def md5_b64(path: Path) -> str:
 @pytest.fixture(scope="module")
 def train_run(tmp_path_factory, world_cache):
     """One offline training run, as job 0 of a sweep folder (the group is set the way a multirun sets it)."""
-    from nliforge.train import train
+    from nliforge.training import train
 
     tmp = tmp_path_factory.mktemp("wandb_train")
     out = tmp / SWEEP / "0"
@@ -192,7 +192,7 @@ def test_generate_composes_with_logger_wandb_and_defaults_to_csv(tmp_path):
     cfg = compose_config("generate", ["logger=wandb"], tmp_path / "g", tmp_path / "c")
     assert cfg.logger.wandb._target_.endswith("WandbLogger")
     plain = compose_config("generate", [], tmp_path / "g", tmp_path / "c")
-    from nliforge.pipeline.wandb_log import wandb_node
+    from nliforge.tracking.generation import wandb_node
 
     assert wandb_node(plain) is None and wandb_node(cfg) is not None
     with open_dict(plain):
@@ -201,7 +201,7 @@ def test_generate_composes_with_logger_wandb_and_defaults_to_csv(tmp_path):
 
 
 def test_artifact_names_keep_combinations_apart():
-    from nliforge.utils.wandb_log import artifact_name
+    from nliforge.tracking.runs import artifact_name
 
     assert artifact_name("trainset-mnli+wanli") == "trainset-mnli_plus_wanli"
     assert artifact_name("trainset-mnli_rep_wanli") == "trainset-mnli_rep_wanli"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.filtering.heuristics import (
     apply_heuristics, clean_text, copies_example, filter_pairs, identical, instruction_phrase, too_short,
 )

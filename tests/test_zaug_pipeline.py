@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import compose_config
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.jsonl import read_jsonl
 from nliforge.generate import generate
 

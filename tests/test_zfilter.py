@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.records import Record
 from nliforge.filtering.features import example_features
 from nliforge.filtering.zfilter import z_filter, z_filter_reference

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.records import Record
 from nliforge.filtering.features import FeatureSpace, example_features
 from nliforge.filtering.zstats import dataset_biased, top_biased, word_label_plot, z_scores

@@ -30,7 +30,7 @@ for ws in $WORLD_SEEDS; do
         pipeline.zaug_sample.progress=false pipeline.zfilter.batch_size="$ZF_BATCH" pipeline.zaug_generator.progress=false \
         hydra.run.dir="$W/zaug"
     stamp "world $ws: the three recipes, z tables, oracle agreement"
-    ZF_SUFFIX="_w$ws" logged "$W/recipes.log" python "$HERE/zfilter_recipes.py" prepare "$W/zaug" "$W" conf/data/train_sets "$W/oracle"
+    ZF_SUFFIX="_w$ws" logged "$W/recipes.log" python "$HERE/zfilter_recipes.py" prepare "$W/zaug" "$W" "$(python -c 'from nliforge.utils.home import user_conf_dir; print(user_conf_dir(create=True) / "data" / "train_sets")')" "$W/oracle"
     stamp "world $ws: the hypothesis-only expert for PoE (D0, model.input=hypothesis)"
     [ -f "$W/hyp_only/model/config.json" ] || logged "$W/hyp_only.log" nliforge-train 'data/train_sets=[synthetic_biased]' \
         "${WORLD_ARGS[@]}" world.n_train="$N_TRAIN" model=tiny model.input=hypothesis seed=0 suite=synthetic callbacks=none \

@@ -19,23 +19,23 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.labels import LABELS
 
 PROG = "nliforge-analyze"
 
 
 def load_records(path: str | Path, what: str = "input", overrides: Sequence[str] = ()):
-    """Records of a JSONL file, or of a training set registered under conf/data/train_sets (by name,
+    """Records of a JSONL file, or of a training set registered under data/train_sets (by name,
     e.g. `synthetic_biased`, composed with the `train` config and any Hydra `overrides` such as
     `world.n_train=2000`); a missing input says what kind of input was expected."""
     from nliforge.data.jsonl import read_jsonl
-    from nliforge.utils.cli import CONF_DIR
+    from nliforge.data.registry import find_set_yaml
 
     path = Path(path)
     if path.is_file():
         return read_jsonl(path)
-    if path.suffix == "" and (Path(CONF_DIR) / "data" / "train_sets" / f"{path.name}.yaml").is_file():
+    if path.suffix == "" and find_set_yaml(path.name, "train_sets") is not None:
         return named_train_set(path.name, overrides)
     raise NLIDataError(f"{what} {path}: file not found; expected a JSONL file of records "
                        "(one JSON object per line with uid, premise, hypothesis, label) "
@@ -48,12 +48,14 @@ def named_train_set(name: str, overrides: Sequence[str] = ()):
     from hydra.core.global_hydra import GlobalHydra
 
     from nliforge.data.training_set import build_training_set
-    from nliforge.utils.cli import CONF_DIR
+    from nliforge.utils.cli import CONF_DIR, with_user_config_path
+    from nliforge.utils.home import user_conf_dir
 
     GlobalHydra.instance().clear()
+    overrides = with_user_config_path([f"data/train_sets=[{name}]", *overrides], extra=[user_conf_dir(create=True)])
     try:
         with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
-            cfg = compose("train", overrides=[f"data/train_sets=[{name}]", *overrides])
+            cfg = compose("train", overrides=overrides)
     finally:
         GlobalHydra.instance().clear()
     return build_training_set(cfg).records

@@ -14,7 +14,7 @@ import os
 import sys
 from collections import Counter
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 
 
 def _cache_dir() -> str:

@@ -11,13 +11,14 @@ import lightning as L
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from nliforge.data.datamodule import NLIDataModule
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.evaluation.registry import load_suite
 from nliforge.models.backbone import build_backbone
 from nliforge.models.classifier import NLIClassifier
 from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 from nliforge.utils.model_folder import check_model_folder
-from nliforge.utils.run import build_loggers, close_loggers, configure_process, evaluate_and_record, prepare_output_dir
+from nliforge.evaluation.record import evaluate_and_record
+from nliforge.utils.run import build_loggers, close_loggers, configure_process, prepare_output_dir
 
 log = logging.getLogger("nliforge.evaluate")
 

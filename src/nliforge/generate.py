@@ -9,14 +9,15 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.generation.types import GenerationError
 from nliforge.pipeline.engine import check_stage_list, run_stages, summary_table
 from nliforge.pipeline.input_set import check_input
 from nliforge.pipeline.run_folder import RunFolder
 from nliforge.pipeline.stand_in import resolve_generator
-from nliforge.pipeline.wandb_log import log_generation
+from nliforge.tracking.generation import log_generation
 from nliforge.utils.atomic import atomic_write_text
+from nliforge.utils.home import user_conf_dir
 from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 from nliforge.utils.run import configure_process
 
@@ -59,9 +60,9 @@ def _register(cfg: DictConfig, folder: RunFolder) -> dict | None:
     name = (cfg.get("register") or {}).get("name")
     if not name:
         return None
-    from nliforge.review.publish import register_train_set
+    from nliforge.data.register import register_train_set
 
-    conf = Path(cfg.register.dir) if cfg.register.get("dir") else Path(CONF_DIR)
+    conf = Path(cfg.register.dir) if cfg.register.get("dir") else user_conf_dir()
     target = register_train_set(str(name), Path(folder.root) / FINAL, conf, str(Path(folder.root).resolve()),
                                 tool=f"nliforge-generate pipeline={cfg.pipeline.name} register.name={name}",
                                 key="register.name")

@@ -11,7 +11,7 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.pipeline.run_folder import RunFolder
 from nliforge.publishing.card import write_card
 from nliforge.publishing.dataset_files import data_file, label_names, load_set, write_split

@@ -123,7 +123,7 @@ def report(cfg: DictConfig) -> dict:
     else:   # a report_diff.csv of an earlier run with a baseline would contradict this report.md
         (out / "report_diff.csv").unlink(missing_ok=True)
     if cfg.get("wandb"):
-        from nliforge.utils.wandb_log import log_report
+        from nliforge.tracking.runs import log_report
 
         result["wandb_dir"] = log_report(summary, metrics, cfg, sweep, out)
     log.info("report written to %s", out)

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from nliforge.cartography.store import frame_to_parquet_bytes
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.labels import LABELS
 from nliforge.utils.atomic import atomic_write_bytes, atomic_write_text
 

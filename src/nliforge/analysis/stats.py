@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.labels import LABELS
 from nliforge.utils.atomic import atomic_write_text
 from nliforge.world.artifacts import words

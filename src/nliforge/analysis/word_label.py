@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from nliforge.analysis.partial_input import balance_labels, check_labeled
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.labels import LABELS
 from nliforge.filtering.features import FeatureSpace
 from nliforge.filtering.zstats import (bonferroni_threshold, feature_label_counts, label_ids, word_label_plot,

@@ -1,6 +1,6 @@
 """The one data model: records, label maps, readers and writers, loaders, combinations."""
 
-from nliforge.data.errors import DatasetNotCachedError, NLIDataError
+from nliforge.errors import DatasetNotCachedError, NLIDataError
 from nliforge.data.jsonl import read_jsonl, records_digest, write_jsonl
 from nliforge.data.labels import ID2LABEL, LABEL2ID, LABELS, map_label, model_label_permutation
 from nliforge.data.records import Record, record_from_mapping

@@ -6,7 +6,7 @@ import hashlib
 import random
 from collections.abc import Sequence
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.records import Record, check_unique_uids
 
 COMBINE_MODES = ("augment", "replace")

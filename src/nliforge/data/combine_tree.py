@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from nliforge.data.combine import ASCII_SYMBOL, COMBINE_MODES, SYMBOL, augment, replace
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.records import Record, check_unique_uids
 
 _TOKEN = re.compile(r"\s*(?:(?P<op>[+◇])|(?P<paren>[()])|(?P<name>[A-Za-z0-9_.\-]+))")

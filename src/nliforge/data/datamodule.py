@@ -8,7 +8,7 @@ import lightning as L
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.labels import LABEL2ID
 from nliforge.data.records import Record
 from nliforge.data.sampling import GlobalBatchSampler, LengthGroupedBatchSampler

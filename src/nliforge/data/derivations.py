@@ -54,7 +54,7 @@ import random
 import re
 from collections.abc import Callable, Sequence
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.labels import NON_CONTRADICTION
 from nliforge.data.records import Record
 
@@ -194,7 +194,7 @@ def li_ts(records: Sequence[Record], seed: int = 0) -> list[Record]:
 
 @register_derivation("counterfactual_pairs")
 def counterfactual_pairs(records: Sequence[Record], seed: int = 0) -> list[Record]:
-    from nliforge.evaluation.counterfactual import paired_eval_records  # lazy: evaluation imports data
+    from nliforge.data.pairs import paired_eval_records
 
     return paired_eval_records(records)
 
@@ -210,7 +210,7 @@ def _revision_pairs_needs_originals(records: Sequence[Record], seed: int = 0) ->
 def revision_pairs(originals: Sequence[Record], revised: Sequence[Record], per: int, where: str,
                    source: str) -> list[Record]:
     """(original, revision) pairs for revisions laid out by position (see the module docstring)."""
-    from nliforge.evaluation.counterfactual import paired_eval_records  # lazy: evaluation imports data
+    from nliforge.data.pairs import paired_eval_records
 
     if per < 1 or len(revised) != per * len(originals):
         raise NLIDataError(f"{where}: {len(revised)} revisions for {len(originals)} originals; revision_pairs "

@@ -1,9 +1,5 @@
-"""Errors raised for bad input; each message names where the problem is."""
+"""The error types moved to `nliforge.errors` (the ground floor); kept here so older imports work."""
 
+from nliforge.errors import DatasetNotCachedError, NLIDataError
 
-class NLIDataError(ValueError):
-    """Bad data or a bad data config: the message names the file and line, or the config key."""
-
-
-class DatasetNotCachedError(NLIDataError):
-    """A Hub dataset was requested while offline and it is not in the local cache."""
+__all__ = ["DatasetNotCachedError", "NLIDataError"]

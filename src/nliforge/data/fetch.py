@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from nliforge.data.checks import file_sha256
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.registry import config_folders, paths_node
 
 KINDS = ("train_sets", "eval_sets")

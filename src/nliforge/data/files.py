@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from nliforge.data.checks import check_sha256
-from nliforge.data.errors import DatasetNotCachedError, NLIDataError
+from nliforge.errors import DatasetNotCachedError, NLIDataError
 from nliforge.data.hub import columns_to_records, resolve_source
 from nliforge.data.jsonl import jsonl_lines, parse_json_line
 from nliforge.data.records import Record

@@ -14,7 +14,7 @@ from typing import Any
 
 
 from nliforge.data.checks import check_text_field, max_field_chars
-from nliforge.data.errors import DatasetNotCachedError, NLIDataError
+from nliforge.errors import DatasetNotCachedError, NLIDataError
 from nliforge.data.labels import SOURCE_LABEL_MAPS, map_label
 from nliforge.data.records import Record
 from nliforge.utils.progress import progress as progress_bar

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from nliforge.data.checks import check_text_field
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.labels import ALL_GOLD_LABELS
 from nliforge.data.records import Record, record_from_mapping
 from nliforge.utils.atomic import atomic_write_text

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 
 LABELS: tuple[str, ...] = ("entailment", "neutral", "contradiction")
 LABEL2ID: dict[str, int] = {name: i for i, name in enumerate(LABELS)}

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.labels import ALL_GOLD_LABELS
 
 FIELDS: tuple[str, ...] = ("uid", "premise", "hypothesis", "label", "source", "meta")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nliforge.data.checks import apply_hash_split, check_counts, max_field_chars
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.jsonl import read_jsonl
 from nliforge.data.labels import LABELS, NON_CONTRADICTION, NON_ENTAILMENT
 from nliforge.data.records import Record
@@ -156,10 +156,13 @@ def paths_node(cache_dir: str | Path) -> dict[str, str]:
 
 
 def config_folders() -> list[Path]:
-    """conf/ and the user config folders: NLIFORGE_CONFIG_PATH's, and the running job's hydra.searchpath."""
+    """The package's conf/ and the user config folders: NLIFORGE_CONFIG_PATH's, the user data home's conf/
+    (registered sets) and the running job's hydra.searchpath."""
     from nliforge.utils.cli import CONF_DIR, USER_CONFIG_ENV
+    from nliforge.utils.home import user_conf_dir
 
     folders = [Path(CONF_DIR)] + [Path(f) for f in os.environ.get(USER_CONFIG_ENV, "").split(os.pathsep) if f.strip()]
+    folders.append(user_conf_dir())
     try:
         from hydra.core.hydra_config import HydraConfig
 

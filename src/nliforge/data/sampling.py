@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 
 from torch.utils.data import Sampler
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 
 log = logging.getLogger(__name__)
 

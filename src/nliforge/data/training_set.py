@@ -10,7 +10,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from nliforge.data.combine import COMBINE_MODES, combine
 from nliforge.data.combine_tree import combination_tree, describe, evaluate, render
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.jsonl import records_digest, write_jsonl
 from nliforge.data.records import Record
 from nliforge.data.registry import load_set, require_records

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.labels import LABEL2ID
 
 COLLAPSE_RULES = ("argmax", "sum")

@@ -26,14 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from nliforge.data.errors import NLIDataError
-from nliforge.data.labels import ALL_GOLD_LABELS, FLIP_DIRECTIONS, LABELS, flip_direction
+from nliforge.errors import NLIDataError
+from nliforge.data.labels import FLIP_DIRECTIONS, LABELS, flip_direction
+from nliforge.data.pairs import ORIGINAL_KEYS, paired_eval_records  # noqa: F401 - re-exported
 from nliforge.data.records import Record
 
 DIRECTIONS: tuple[str, ...] = FLIP_DIRECTIONS  # the paper's column order
 OT_METRICS: tuple[str, ...] = ("euclidean", "sqeuclidean", "cosine")
 EMBEDDING_KINDS: tuple[str, ...] = ("tfidf", "minilm")
-ORIGINAL_KEYS: tuple[str, ...] = ("original_uid", "original_premise", "original_hypothesis", "original_label")
 
 
 def _check_labels(labels: Sequence[Any], arg: str, allow_none: bool = False) -> None:
@@ -243,30 +243,6 @@ def counterfactual_accuracy(pred_x, gold_x, pred_xp, gold_xp) -> float:
         raise ValueError("counterfactual_accuracy: no pairs")
     both = (arrays["pred_x"] == arrays["gold_x"]) & (arrays["pred_xp"] == arrays["gold_xp"])
     return float(both.mean())
-
-
-def paired_eval_records(records: Sequence[Record]) -> list[Record]:
-    """Each DISCO counterfactual record -> (its original, itself), tagged with meta pair_id and role.
-
-    The pair_id is the counterfactual's uid, so an original reused by several counterfactuals is
-    repeated once per pair, under distinct uids `<pair_id>/original` and `<pair_id>/counterfactual`.
-    """
-    out = []
-    for r in records:
-        missing = [k for k in ORIGINAL_KEYS if k not in r.meta]
-        if missing:
-            raise NLIDataError(f"counterfactual_pairs: record {r.uid!r} lacks meta {missing}; a DISCO "
-                               f"counterfactual needs {list(ORIGINAL_KEYS)}")
-        if r.meta["original_label"] not in ALL_GOLD_LABELS:
-            raise NLIDataError(f"counterfactual_pairs: record {r.uid!r} has original_label "
-                               f"{r.meta['original_label']!r}; valid: {', '.join(ALL_GOLD_LABELS)}")
-        pid = r.uid
-        out.append(Record(f"{pid}/original", r.meta["original_premise"], r.meta["original_hypothesis"],
-                          r.meta["original_label"], r.source,
-                          {"pair_id": pid, "role": "original", "original_uid": r.meta["original_uid"]}))
-        out.append(Record(f"{pid}/counterfactual", r.premise, r.hypothesis, r.label, r.source,
-                          {**r.meta, "pair_id": pid, "role": "counterfactual"}))
-    return out
 
 
 def is_paired(records: Sequence[Record]) -> bool:

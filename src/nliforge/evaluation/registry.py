@@ -6,7 +6,7 @@ import logging
 
 from omegaconf import DictConfig, OmegaConf
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.registry import load_set
 from nliforge.evaluation.suite import EvalSet
 

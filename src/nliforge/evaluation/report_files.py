@@ -1,5 +1,5 @@
 """Render the tidy summary of a sweep (evaluation.table.summary_table) as the report's files:
-Markdown in Table 3's layout, a tidy CSV, a heatmap PNG (W&B: nliforge.utils.wandb_log.log_report),
+Markdown in Table 3's layout, a tidy CSV, a heatmap PNG (W&B: nliforge.tracking.runs.log_report),
 and the differences to a baseline (evaluation.differences) as a second Markdown table and report_diff.csv."""
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 from torchmetrics.functional.classification import binary_accuracy, multiclass_accuracy
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.labels import LABEL2ID
 from nliforge.data.records import Record
 from nliforge.data.registry import gold_labels_for

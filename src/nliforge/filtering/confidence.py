@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.labels import LABELS
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.labels import LABEL2ID
 from nliforge.data.records import Record
 

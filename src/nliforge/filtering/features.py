@@ -37,7 +37,7 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.labels import LABELS
 from nliforge.world.artifacts import WORD_RE, words
 

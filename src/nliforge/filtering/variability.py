@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from nliforge.cartography.metrics import estimated_max_variability
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 
 
 def balanced_quota(labels: Sequence[str], fraction: float) -> int:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.records import Record
 from nliforge.generation.prompts import LABEL_WORDS, label_word, wanli_prompt
 

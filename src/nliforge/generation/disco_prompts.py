@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 
 MASK = "[blank]"
 TARGET_WORDS = {"entailment": "true", "neutral": "inconclusive", "contradiction": "false"}

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.utils.progress import progress as progress_bar
 
 # Default score buffer: 2**26 float32 = 256 MiB, whatever the number of queries.

@@ -13,7 +13,7 @@ import json
 from importlib import resources
 from pathlib import Path
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 
 LABELS = ("entailment", "neutral", "contradiction")
 # Words that would name the relation; the default list `longtext_validate` refuses per intended label.

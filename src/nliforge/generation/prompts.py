@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 
 INSTRUCTION = "Write a pair of sentences that have the same relationship as the previous examples. Examples:"
 LABEL_WORDS = {"entailment": "Implication", "neutral": "Possibility", "contradiction": "Contradiction"}

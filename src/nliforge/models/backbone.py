@@ -9,7 +9,7 @@ from typing import Any
 
 from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.labels import ID2LABEL, LABEL2ID, LABELS, model_label_permutation
 from nliforge.models.tiny_tokenizer import train_tiny_tokenizer
 

@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from nliforge.data.datamodule import HYP_PREFIX, TOKEN_KEYS
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.records import Record
 from nliforge.models.classifier import NLIClassifier, log_this_step, progress_bar_drawn
 from nliforge.models.predict import classifier_folder, load_classifier, predict_probs

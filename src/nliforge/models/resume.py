@@ -131,8 +131,8 @@ def check_resume_config(cfg: DictConfig, out: Path, ckpt: str | None) -> None:
     accepts it: a warning names the key and the old config is kept as `config.before_resume_<n>.yaml`."""
     from omegaconf import OmegaConf
 
-    from nliforge.data.errors import NLIDataError
-    from nliforge.pipeline.run_folder import VOLATILE_KEYS, config_difference
+    from nliforge.errors import NLIDataError
+    from nliforge.utils.config_diff import VOLATILE_KEYS, config_difference
 
     saved = out / "config.yaml"
     if ckpt is None or not saved.is_file():

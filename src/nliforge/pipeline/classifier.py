@@ -13,7 +13,7 @@ import pandas as pd
 import torch
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.jsonl import read_jsonl
 from nliforge.data.records import Record
 from nliforge.models.predict import Classifier, load_classifier, predict_probs
@@ -24,7 +24,7 @@ KEY = "pipeline.classifier.run_dir"
 
 def train_classifier(cfg: DictConfig, out_dir: Path) -> Path:
     """Train the classifier the generate config describes (its data/model/trainer groups) into out_dir."""
-    from nliforge.train import train
+    from nliforge.training import train
 
     sub = cfg.copy()
     with open_dict(sub):

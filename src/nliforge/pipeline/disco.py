@@ -10,7 +10,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.labels import FLIP_DIRECTIONS
 from nliforge.data.records import Record
 from nliforge.pipeline.shared_stages import classifier_run, generate_from
@@ -21,13 +21,14 @@ ALL_DIRECTIONS = FLIP_DIRECTIONS
 
 def _train_sets_node(names) -> dict:
     """The `data.train_sets` mapping for named training sets (conf/data/train_sets/<name>.yaml)."""
-    from nliforge.utils.cli import CONF_DIR
+    from nliforge.data.registry import config_folders, find_set_yaml
 
     node = {}
     for name in names:
-        path = Path(CONF_DIR) / "data" / "train_sets" / f"{name}.yaml"
-        if not path.is_file():
-            raise NLIDataError(f"pipeline.disco_teacher.train_sets: no training set {name!r} ({path} is missing)")
+        path = find_set_yaml(name, "train_sets")
+        if path is None:
+            where = ", ".join(str(f / "data" / "train_sets") for f in config_folders())
+            raise NLIDataError(f"pipeline.disco_teacher.train_sets: no training set {name!r} (in {where})")
         node.update(OmegaConf.to_container(OmegaConf.load(path), resolve=False))
     return node
 
@@ -95,7 +96,7 @@ def source_stage(ctx: StageContext) -> StageOutput:
     strictly above the per-label `quantile`, as the cartography paper's top third), or all of them;
     or (`set`) all pairs of a named eval set, for a held-out counterfactual test set; or (`input=`) all
     labeled pairs of the input, e.g. a reviewed WANLI set."""
-    from nliforge.generation.seeds import select_seeds
+    from nliforge.cartography.seeds import select_seeds
     from nliforge.pipeline.wanli import over_cap
 
     s = ctx.settings

@@ -27,8 +27,8 @@ def default_set_name(run_dir: Path) -> str:
 @stage("augment", inputs=("classifier", "disco_source", "teacher_filter"), side=True)
 def augment_stage(ctx: StageContext) -> StageOutput:
     """Write the four sets; register three of them as named training sets when `register` is on."""
-    from nliforge.review.publish import register_train_set
-    from nliforge.utils.cli import CONF_DIR
+    from nliforge.data.register import register_train_set
+    from nliforge.utils.home import user_conf_dir
 
     s = ctx.settings
     base = classifier_run(ctx.cfg).train_records()
@@ -37,7 +37,7 @@ def augment_stage(ctx: StageContext) -> StageOutput:
     sets = augmentation_sets(base, subset, counterfactuals)
     folder = ctx.folder.root / "augment"
     name = s.get("name") or default_set_name(ctx.folder.root)
-    conf = Path(s.register_dir) if s.get("register_dir") else Path(CONF_DIR)
+    conf = Path(s.register_dir) if s.get("register_dir") else user_conf_dir()
     rows = []
     for key, records in sets.items():
         path = write_jsonl(records, folder / f"{key}.jsonl")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.labels import LABELS
 from nliforge.data.labels import flip_direction as direction
 from nliforge.generation.disco_prompts import (

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from omegaconf import DictConfig
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.pipeline.run_folder import RunFolder
 from nliforge.pipeline.stages import STAGES, Stage, StageContext
 

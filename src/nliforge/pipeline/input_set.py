@@ -24,7 +24,7 @@ from typing import Any
 
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.jsonl import read_jsonl, records_digest
 from nliforge.data.records import Record, record_from_mapping
 from nliforge.pipeline.stages import StageContext, StageOutput, stage

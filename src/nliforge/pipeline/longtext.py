@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 
 from omegaconf import DictConfig
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.records import Record, record_from_mapping
 from nliforge.generation.answer import answer_requests, plain, sampling_from
 from nliforge.generation.longtext_prompts import (LABEL_TERMS, LABELS, longtext_messages, longtext_prompt,
@@ -255,7 +255,7 @@ def explain_stage(ctx: StageContext) -> StageOutput:
     Rows: one per rendered example (uid, labels, prediction, file paths relative to the run folder)."""
     from nliforge.analysis.attribution_render import render_attributions
     from nliforge.data.jsonl import write_jsonl
-    from nliforge.train import train
+    from nliforge.training import train
 
     s = ctx.settings
     max_length, long_inputs = int(s.get("max_length", 512)), str(s.get("long_inputs", "truncate"))

@@ -15,7 +15,6 @@ naming the key, so two configs never mix in one dataset.
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import hashlib
 import json
@@ -30,61 +29,11 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.utils.atomic import atomic_write_text
+from nliforge.utils.config_diff import VOLATILE_KEYS, config_difference, first_difference  # noqa: F401 - re-exported
 
-# Keys that change how a run goes, not what it produces: they may differ between starts.
-# `*` matches one key or list index (pipeline.generators is a list of generator nodes).
-VOLATILE_KEYS = ("paths", "hydra", "task_name", "logger", "generator.runner", "pipeline.stages",
-                 "trainer.enable_progress_bar", "pipeline.progress", "pipeline.generators.*.runner",
-                 "pipeline.rubric.judge.runner")
 PACKAGES = ("nliforge", "torch", "transformers", "openai", "lightning")
-
-
-def _volatile(path: str, volatile: Sequence[str] = VOLATILE_KEYS) -> bool:
-    parts = path.split(".")
-    for pattern in volatile:
-        pat = pattern.split(".")
-        if len(parts) >= len(pat) and all(fnmatch.fnmatchcase(a, b) for a, b in zip(parts, pat)):
-            return True
-    return False
-
-
-def first_difference(old: Any, new: Any, prefix: str = "", volatile: Sequence[str] = VOLATILE_KEYS) -> str | None:
-    """Dotted key of the first difference between two plain configs (None when equal), skipping the
-    `volatile` key patterns. A key present on one side only with the value null is no difference: a
-    setting added to the code later, whose null default means "off", must not lock the runs made before
-    it out of resuming."""
-    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
-        old, new = dict(enumerate(old)), dict(enumerate(new))
-    if isinstance(old, Mapping) and isinstance(new, Mapping):
-        for key in sorted(set(old) | set(new), key=str):
-            path = f"{prefix}.{key}" if prefix else str(key)
-            if _volatile(path, volatile):
-                continue
-            if key not in old or key not in new:
-                if (old.get(key) if key in old else new.get(key)) is None:
-                    continue
-                return path
-            diff = first_difference(old[key], new[key], path, volatile)
-            if diff:
-                return diff
-        return None
-    return None if old == new else (prefix or "<root>")
-
-
-def config_difference(old: Any, new: Any, volatile: Sequence[str] = VOLATILE_KEYS) -> str | None:
-    """`key was <old>, now <new>` for the first difference between two plain configs, or None."""
-    key = first_difference(old, new, volatile=volatile)
-    return None if key is None else f"{key} was {_get(old, key)!r}, now {_get(new, key)!r}"
-
-
-def _get(obj: Any, dotted: str) -> Any:
-    for part in dotted.split("."):
-        if not isinstance(obj, Mapping) or part not in obj:
-            return "<absent>"
-        obj = obj[part]
-    return obj
 
 
 @functools.lru_cache(maxsize=1)

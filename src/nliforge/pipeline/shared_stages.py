@@ -8,7 +8,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.generation.types import Failure, GenerationRequest, Sampling
 from nliforge.pipeline.classifier import ClassifierRun, train_classifier
 from nliforge.pipeline.stages import StageContext, StageOutput, stage

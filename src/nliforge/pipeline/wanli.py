@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.records import Record
 from nliforge.pipeline.shared_stages import classifier_run
 from nliforge.pipeline.stages import StageContext, StageOutput, stage
@@ -43,7 +43,7 @@ def exemplar_pool(ctx: StageContext) -> tuple[list[Record], list[tuple[str, str]
 @stage("seeds", inputs=("classifier",))
 def seeds_stage(ctx: StageContext) -> StageOutput:
     """Per gold label, the examples whose variability is strictly above the label's quantile."""
-    from nliforge.generation.seeds import select_seeds
+    from nliforge.cartography.seeds import select_seeds
 
     s = ctx.settings
     pool, drops = exemplar_pool(ctx)

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.labels import LABELS
 from nliforge.data.records import Record
 from nliforge.utils.atomic import atomic_write_text

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.records import Record
 from nliforge.pipeline.input_set import INPUT_STAGE, input_records, load_refs, refs_of
 from nliforge.pipeline.stages import StageContext, StageOutput, stage

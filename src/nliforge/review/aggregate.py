@@ -44,7 +44,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.labels import LABELS
 from nliforge.data.records import Record, check_unique_uids
 from nliforge.review.text import differs, normalize_whitespace, trivial_change

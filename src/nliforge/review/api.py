@@ -18,7 +18,7 @@ import re
 
 from aiohttp import web
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.review.store import AlreadyJudgedError, ItemFullError, ReviewStore
 from nliforge.review.types import REVIEW_LABELS, RUBRIC_CRITERIA, Judgement
 

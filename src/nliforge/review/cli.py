@@ -7,7 +7,7 @@ import sys
 import hydra
 from omegaconf import DictConfig
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.generation.types import GenerationError
 from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.records import Record, check_unique_uids
 from nliforge.review.text import differs, normalize_whitespace
 from nliforge.review.types import REVIEW_LABELS, Judgement

@@ -5,40 +5,18 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from pathlib import Path
 
 from omegaconf import DictConfig
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.jsonl import write_jsonl
+from nliforge.data.register import check_train_set_name, register_train_set  # noqa: F401 - re-exported
 from nliforge.review.actions import load_items, open_store, review_dir
 from nliforge.utils.atomic import atomic_write_text
-from nliforge.utils.cli import CONF_DIR
+from nliforge.utils.home import user_conf_dir
 
 log = logging.getLogger("nliforge.review")
-_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
-
-
-def check_train_set_name(name: str, key: str = "aggregate.name") -> str:
-    """A name `data/train_sets=[<name>]` can select; `key` is the config key named in the error."""
-    if not _NAME.match(name):
-        raise NLIDataError(f"{key}={name!r}: use letters, digits and underscores, starting with a letter")
-    return name
-
-
-def register_train_set(name: str, path: Path, conf_dir: Path, origin: str,
-                       tool: str = "nliforge-review aggregate", key: str = "aggregate.name") -> Path:
-    """Write `<conf_dir>/data/train_sets/<name>.yaml` pointing at `path` (a JSONL of the data model)."""
-    check_train_set_name(name, key)
-    target = Path(conf_dir) / "data" / "train_sets" / f"{name}.yaml"
-    text = (f"# Registered by {tool} from {origin}\n"
-            f"{name}:\n  name: {name}\n  loader: jsonl\n  path: {json.dumps(str(Path(path).resolve()))}\n"
-            "  num_classes: 3\n  limit: null\n")
-    atomic_write_text(target, [text])
-    return target
-
-
 def _automatic(cfg: DictConfig, records, judgements):
     from nliforge.review.teacher import automatic_records
 
@@ -89,7 +67,7 @@ def aggregate_action(cfg: DictConfig) -> dict:
     write_jsonl(out, folder / "reviewed.jsonl")
     write_jsonl(disagreements, folder / "disagreements.jsonl")
     name = cfg.aggregate.get("name") or f"{Path(cfg.run).resolve().name}_reviewed"
-    conf = Path(cfg.aggregate.register_dir) if cfg.aggregate.get("register_dir") else Path(CONF_DIR)
+    conf = Path(cfg.aggregate.register_dir) if cfg.aggregate.get("register_dir") else user_conf_dir()
     registered = register_train_set(str(name), folder / "reviewed.jsonl", conf, str(Path(cfg.run).resolve()))
     report.update({"mode": mode, "examples": len(records), "kept": len(out), "train_set": str(name),
                    "registered": str(registered)})

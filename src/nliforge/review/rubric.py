@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.records import Record
 from nliforge.generation.answer import answer_requests, sampling_from
 from nliforge.generation.longtext_prompts import RELATIONS

@@ -39,7 +39,7 @@ from urllib.parse import quote, unquote
 
 from aiohttp import web
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.review.api import ReviewAPI
 from nliforge.review.csrf import PAGE_TOKEN_PLACEHOLDER, PageTokens, check_api_request, json_error
 from nliforge.review.store import ReviewStore

@@ -39,7 +39,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.records import Record
 from nliforge.review.types import ANNOTATORS_PER_ITEM, Judgement
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.labels import LABELS
 from nliforge.data.records import Record, check_unique_uids
 from nliforge.generation.types import Failure, GenerationRequest, Sampling

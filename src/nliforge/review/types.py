@@ -7,7 +7,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 
 REVIEW_LABELS = ("entailment", "neutral", "contradiction", "discard")
 SOURCES = ("page", "amt", "label_studio", "teacher", "llm_judge")

@@ -22,7 +22,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.records import Record, check_unique_uids
 from nliforge.review.crowd import ImportedJudgements, review_judgement
 from nliforge.review.text import normalize_whitespace

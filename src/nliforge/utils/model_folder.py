@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 
 __all__ = ["check_model_folder", "looks_like_folder"]
 

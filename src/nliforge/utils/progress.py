@@ -25,7 +25,7 @@ def set_interval(seconds: float | None) -> float:
     """Seconds between two progress lines (null: the default, 30 s); returns the value now in use."""
     global _interval
     if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds <= 0):
-        from nliforge.data.errors import NLIDataError
+        from nliforge.errors import NLIDataError
 
         raise NLIDataError(f"progress_every_s={seconds!r}: expected a positive number of seconds")
     _interval = DEFAULT_INTERVAL if seconds is None else float(seconds)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 
 BLOCK = re.compile(r"<!-- numbers:(?P<name>[\w.\-]+) -->\n(?P<body>.*?)<!-- /numbers:(?P=name) -->", re.S)
 NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")

@@ -74,18 +74,6 @@ def log_final_metrics(loggers: list, results: dict) -> None:
         lg.save()
 
 
-def evaluate_and_record(module, datamodule, eval_sets, cfg: DictConfig, train_id: str, out: Path,
-                        loggers: list) -> dict:
-    """Run the suite, write <out>/metrics.csv and log `test/<set>/<metric>`: the end of every run."""
-    from nliforge.evaluation.suite import add_averages, evaluate_suite, metrics_rows, write_metrics_csv
-
-    results = evaluate_suite(module, datamodule, eval_sets, cfg.suite.get("collapse", "argmax"))
-    results = add_averages(results, cfg.suite.get("averages"))
-    write_metrics_csv(metrics_rows(results, train_id, int(cfg.seed)), out / "metrics.csv")
-    log_final_metrics(loggers, results)
-    return results
-
-
 def close_loggers(loggers: list) -> None:
     """Always finish W&B, so one failed job of a multirun cannot poison the next."""
     for lg in loggers:

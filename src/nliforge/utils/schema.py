@@ -37,7 +37,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.utils.ranges import range_problem
 
 KNOWN: dict[str, type] = {   # by key pattern: settings whose default is null, or says less than the type

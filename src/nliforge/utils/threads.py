@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import os
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 
 log = logging.getLogger("nliforge.threads")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 
 KINDS = ("openai_completions", "openai_chat", "hf_local", "gpt2_unlikelihood")
 # Backends that take a `suffix` (text after the insertion point, DISCO's insertion mode); for the

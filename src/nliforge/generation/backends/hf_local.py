@@ -23,7 +23,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from nliforge.generation.types import Failure, GenerationError, GenerationRequest, Response
 from nliforge.utils.model_folder import looks_like_folder
-from nliforge.models.packaged import PACKAGED, is_packaged, packaged_folder
+from nliforge.generation.packaged import PACKAGED, is_packaged, packaged_folder
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")  # CPUs whose bfloat16 matmuls are native, not emulated

@@ -6,7 +6,7 @@ map as an image, confidence/variability histograms with the ambiguous/hard/easy 
 and uses its training set as a `dataset` artifact by reference (the files stay on disk; the manifest's
 sha256 is in the artifact's metadata). A report joins the sweep's group as job_type=report: the tidy
 table with null where a value does not exist (n = 1 has no spread) and a bar chart of each training
-set's challenge average with its t-interval. Generation runs are in `nliforge.pipeline.wandb_log`.
+set's challenge average with its t-interval. Generation runs are in `nliforge.tracking.generation`.
 """
 
 from __future__ import annotations

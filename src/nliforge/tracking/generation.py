@@ -16,7 +16,7 @@ import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from nliforge.utils.run import sweep_group
-from nliforge.utils.wandb_log import artifact_name, keep_files_in
+from nliforge.tracking.runs import artifact_name, keep_files_in
 
 SAMPLES = 20           # generated records shown in the sample table
 LEDGER_COUNTS = ("sent", "cached", "prompt_tokens", "completion_tokens", "retries", "cost")

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from nliforge.cartography.select import select_by_quantile
-from nliforge.data.errors import NLIDataError
+from nliforge.errors import NLIDataError
 from nliforge.data.labels import ID2LABEL
 from nliforge.data.records import Record
 

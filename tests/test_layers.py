@@ -1,0 +1,85 @@
+"""Imports run down the floors of the package (DESIGN.md): the error type on the ground floor, then the
+shared utilities, data, the synthetic world, the generation runtime, models, cartography, filters,
+evaluation and analysis, tracking, training, review, the pipelines, publishing and serving, and the entry
+points on top. Checked by reading the source with `ast` (nothing is imported), at the level of the
+package's folders and top-level modules.
+
+Two rules: no two folders import each other, and at most 4 imports run from a lower floor to a higher
+one, each listed in UPWARD with why it is there. Two upward imports still close a pair of folders that
+import each other (MUTUAL_TODAY): data <-> world (the world loader) and review <-> pipeline (the run
+folder); the test fails on any other pair, and on these once they are gone from UPWARD."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "nliforge"
+FLOORS = ["errors", "utils", "data", "world", "generation", "models", "cartography", "filtering", "evaluation",
+          "analysis", "tracking", "training", "review", "testing", "pipeline", "publishing", "serving",
+          "data_cli", "train", "evaluate", "generate", "report", "analyze", "publish", "nliforge"]
+UPWARD = {
+    # The `world` loader: a set may be a split of the synthetic world, built on demand (the world writes
+    # its splits with data's records and JSONL, so it sits above data).
+    ("data/registry.py", "world"): "loader: world reads the synthetic world's splits",
+    # DISCO's splice cleans generated spans with the same quote/bracket rule as the WANLI heuristics.
+    ("generation/splice.py", "filtering"): "one text-cleaning rule for generated text",
+    # The review of a generation run records the judge's ledger in the run folder's manifest.
+    ("review/actions.py", "pipeline"): "the run folder (pipeline/run_folder.py) of the run under review",
+    # The long-text pipeline's rubric stage is NLI-Set's LLM judge, which also reviews other runs.
+    ("pipeline/longtext.py", "review"): "NLI-Set's rubric judge (review/rubric.py) as a pipeline stage",
+}
+
+
+MUTUAL_TODAY = {("data", "world"), ("pipeline", "review")}
+
+
+def floor_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "nliforge"
+
+
+def imports() -> dict[tuple[str, str], list[str]]:
+    """(importing file relative to src/nliforge, imported floor) -> ['file:line', ...], across floors."""
+    out = defaultdict(list)
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC)
+        me = floor_of(".".join(("nliforge", *rel.with_suffix("").parts)))
+        if rel.name == "__init__.py" and len(rel.parts) == 1:
+            me = "nliforge"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "nliforge":
+                targets = [node.module]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names if a.name.split(".")[0] == "nliforge"]
+            else:
+                continue
+            for target in targets:
+                if floor_of(target) != me:
+                    out[(str(rel), floor_of(target))].append(f"{rel}:{node.lineno}")
+    return out
+
+
+def test_every_folder_and_module_has_a_floor():
+    found = {p.name if p.is_dir() else p.stem for p in SRC.iterdir()
+             if (p.is_dir() and (p / "__init__.py").is_file()) or (p.suffix == ".py" and p.stem != "__init__")}
+    assert found <= set(FLOORS), sorted(found - set(FLOORS))
+
+
+def test_no_two_folders_import_each_other():
+    pairs = {(floor_of("nliforge." + str(Path(f).with_suffix("")).replace("/", ".")), t) for f, t in imports()}
+    mutual = {(a, b) for a, b in pairs if (b, a) in pairs and a < b}
+    assert mutual == MUTUAL_TODAY, sorted(mutual)
+
+
+def test_at_most_four_imports_run_upward_each_justified():
+    up = {}
+    for (file, target), where in imports().items():
+        me = floor_of("nliforge." + str(Path(file).with_suffix("")).replace("/", "."))
+        if file == "__init__.py":
+            me = "nliforge"
+        if FLOORS.index(target) > FLOORS.index(me):
+            up[(file, target)] = where
+    assert set(up) <= set(UPWARD), {k: v for k, v in up.items() if k not in UPWARD}
+    assert len(UPWARD) <= 4
