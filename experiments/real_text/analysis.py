@@ -18,13 +18,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import artifacts  # noqa: E402
 import datamap  # noqa: E402
-from common import wall_times  # noqa: E402
+from common import fmt, run_acc, run_dirs, wall_times  # noqa: E402
 
 
 def wall_lines(scratch: Path) -> list[str]:
     w = wall_times(scratch)
     lines = ["## Wall time of each run (s)", "", "| arm | seed | wall s |", "|---|---|---|"]
     lines += [f"| {r.arm} | {r.seed} | {r.wall_s} |" for r in w.itertuples()]
+    return lines + [""]
+
+
+def r3_accuracy(scratch: Path) -> list[str]:
+    """Context, no criterion: the full-input R3 runs' test accuracy."""
+    lines = ["Full-input MiniLM of R3 (no criterion; context): accuracy % on the test sets.", "",
+             "| seed | mnli_dev_test_part | snli_cad_original_test |", "|---|---|---|"]
+    for s, run in run_dirs(scratch, "r3").items():
+        cells = [fmt(run_acc(run, t)[0], scale=100, digits=1) for t in ("mnli_dev_test_part", "snli_cad_original_test")]
+        lines.append(f"| {s} | " + " | ".join(cells) + " |")
     return lines + [""]
 
 
@@ -39,6 +49,7 @@ def main(scratch: Path, out: Path) -> None:
         datamap.plot_mccoy_map(frames[key], out / "data_map_mccoy.png",
                                f"MiniLM data map of mnli_dev_train_part ({seeds})")
         lines += ["Data map coloured by McCoy's correctness: `data_map_mccoy.png`.", ""]
+    lines += r3_accuracy(scratch)
     for part in (artifacts.hyp_only(scratch), artifacts.r2c(), artifacts.r2d(scratch)):
         rows += part[0]
         lines += part[1]
