@@ -18,7 +18,7 @@ MCCOY_KEY = "number of correct responses (out of 100)"
 
 
 def load_named(name: str) -> list:
-    """The records of a training set (conf/data/train_sets/<name>.yaml) or else an eval set, by name."""
+    """The records of a training set (data/train_sets/<name>.yaml in the package or the user data home) or else an eval set, by name."""
     path = find_set_yaml(name, "train_sets")
     if path is None:
         return load_set(eval_set_spec(name, name), name)

@@ -7,7 +7,7 @@
 # ARMS (default all, in this order) picks arms; SEEDS (1 2 3); THREADS (default: 1 when the load average is
 # above the core count, else 2, as the README's settings). About 20 min per full-input seed on 2 loaded cores.
 # Scratch: $NLIFORGE_EXP (default /tmp/nliforge_exp/real_text); FRESH=0 keeps finished runs (their metrics.csv).
-# Registers the z-filtered set as data/train_sets=exp_real_text_zf (conf/data/train_sets/, gitignored).
+# Registers the z-filtered set as data/train_sets=exp_real_text_zf (in the user data home, $NLIFORGE_HOME/conf).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../common.sh"
@@ -36,7 +36,9 @@ run() {
 }
 
 zfilter() {   # R2d: unconditional Z(input), the pipeline's defaults (k 20, batch 1,000)
-    [ -f "$R/zfilter/dataset.jsonl" ] && [ -f conf/data/train_sets/exp_real_text_zf.yaml ] && return
+    local registered
+    registered=$(python -c 'from nliforge.data.registry import find_set_yaml; print(find_set_yaml("exp_real_text_zf", "train_sets") or "")')
+    [ -f "$R/zfilter/dataset.jsonl" ] && [ -n "$registered" ] && return
     stamp "z-filtering mnli_dev_train_part"
     rm -rf "$R/zfilter"
     logged "$R/zfilter.log" nliforge-generate pipeline=zfilter input=mnli_dev_train_part \
