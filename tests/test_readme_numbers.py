@@ -71,8 +71,16 @@ def test_an_unknown_demo_is_refused_before_anything_runs(tmp_path):
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
 def test_a_fresh_run_of_every_demo_gives_the_readme_numbers(tmp_path):
-    done = subprocess.run([sys.executable, str(SCRIPT), "--check", "--out", str(tmp_path)], capture_output=True,
-                          text=True, cwd=ROOT)
+    """Every demo; the real-text one needs NLIFORGE_DATA_DIR (CI sets it and NLIFORGE_REQUIRE_REAL_DATA=1,
+    so there it always runs; elsewhere, without the files, it is left out and said)."""
+    demos = list(_script().DEMOS)
+    if not os.environ.get("NLIFORGE_DATA_DIR"):
+        if os.environ.get("NLIFORGE_REQUIRE_REAL_DATA") == "1":
+            pytest.fail("NLIFORGE_REQUIRE_REAL_DATA=1 but NLIFORGE_DATA_DIR is not set: the real-text demo cannot run")
+        demos.remove("real_demo")
+        print("real_demo left out: NLIFORGE_DATA_DIR is not set")
+    done = subprocess.run([sys.executable, str(SCRIPT), "--check", "--demos", ",".join(demos), "--out", str(tmp_path)],
+                          capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     printed = (tmp_path / "train_demo.log").read_text()
     table = read_blocks((ROOT / "README.md").read_text())["train_demo.table"]
