@@ -15,6 +15,7 @@ of a text field, and a fixed split of a set by a hash of each pair's uid.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 from collections import Counter
@@ -31,8 +32,16 @@ SPLIT_PARTS = ("train", "test")
 
 
 def file_sha256(path: Path) -> str:
+    """sha256 of a file's bytes, computed once per (path, size, mtime): a suite reads one release file for
+    several sets (the MNLI parts and the stress tests derived from them)."""
+    stat = Path(path).stat()
+    return _sha256_of(str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _sha256_of(path: str, size: int, mtime_ns: int) -> str:
     h = hashlib.sha256()
-    with path.open("rb") as fh:
+    with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
