@@ -7,7 +7,7 @@ import torch
 
 from nliforge.data import NLIDataError, Record
 from nliforge.evaluation.collapse import collapse_predictions
-from nliforge.evaluation.suite import EvalSet, metrics_rows, score_set, write_metrics_csv
+from nliforge.evaluation.suite import EvalSet, metrics_rows, score_set, write_metrics_csv, write_predictions
 
 # columns: entailment, neutral, contradiction
 PROBS = torch.tensor([
@@ -83,3 +83,16 @@ def test_suite_averages_follow_the_st_rule(caplog):
     assert "gone" not in out and "missing" in caplog.text
     with pytest.raises(NLIDataError, match="suite.averages.wo"):
         add_averages(results, {"wo": ["ne"]})
+
+
+def test_per_example_predictions_are_written_in_the_sets_order(tmp_path):
+    es = EvalSet("four", {"num_classes": 3}, _records(["entailment", "neutral", "entailment", "contradiction"]))
+    path = write_predictions(PROBS, es, tmp_path / "predictions" / "four.csv")
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["uid"] for r in rows] == ["u0", "u1", "u2", "u3"]
+    assert [r["pred"] for r in rows] == ["entailment", "contradiction", "entailment", "contradiction"]
+    assert [r["gold"] for r in rows] == ["entailment", "neutral", "entailment", "contradiction"]
+    assert [float(r["p_neutral"]) for r in rows] == [0.35, 0.30, 0.20, 0.25]
+    # 3 of 4 right, as score_set counts them
+    assert sum(r["pred"] == r["gold"] for r in rows) / 4 == score_set(PROBS, es)["acc"] == 0.75

@@ -11,6 +11,7 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../common.sh"
+source "$HERE/lib.sh"
 : "${NLIFORGE_DATA_DIR:?set NLIFORGE_DATA_DIR to the folder of the real data files (nliforge-data check)}"
 export NLIFORGE_DATA_DIR
 scratch real_text
@@ -22,18 +23,6 @@ if [ -z "${THREADS:-}" ]; then
 fi
 stamp "threads: $THREADS (load $(cut -d' ' -f1 /proc/loadavg), $(nproc) cores)"
 COMMON=(num_threads="$THREADS" logger=csv save_model=false trainer.enable_progress_bar=false)
-
-# run ARM SEED OVERRIDES...: one training run into $R/ARM/seedSEED; its wall time and exit status in
-# $R/ARM/seedSEED.done; skipped when its metrics.csv exists (FRESH=0).
-run() {
-    local arm=$1 s=$2; shift 2
-    local dir="$R/$arm/seed$s" t0=$SECONDS
-    if [ -f "$dir/metrics.csv" ]; then stamp "$arm seed $s: done before, kept"; return; fi
-    stamp "$arm seed $s"
-    mkdir -p "$R/$arm"; rm -rf "$dir"
-    logged "$R/$arm/seed$s.log" nliforge-train "$@" seed="$s" "${COMMON[@]}" hydra.run.dir="$dir"
-    echo "rc=0 wall=$((SECONDS - t0))" > "$R/$arm/seed$s.done"
-}
 
 zfilter() {   # R2d: unconditional Z(input), the pipeline's defaults (k 20, batch 1,000)
     local registered

@@ -15,7 +15,7 @@ import torch
 from torchmetrics.functional.classification import binary_accuracy, multiclass_accuracy
 
 from nliforge.errors import NLIDataError
-from nliforge.data.labels import LABEL2ID
+from nliforge.data.labels import LABEL2ID, LABELS
 from nliforge.data.records import Record
 from nliforge.data.registry import gold_labels_for
 from nliforge.evaluation.collapse import collapse_predictions
@@ -77,20 +77,37 @@ def add_averages(results: Mapping[str, Mapping[str, float]], averages: Mapping[s
     return out
 
 
-def evaluate_suite(module, datamodule, eval_sets: Sequence[EvalSet], collapse: str = "argmax") -> dict[str, dict]:
+def evaluate_suite(module, datamodule, eval_sets: Sequence[EvalSet], collapse: str = "argmax",
+                   predictions_dir: Path | None = None) -> dict[str, dict]:
     """Per-set metrics for every eval set of the suite. A set of PROGRESS_PAIRS pairs or more shows its
     progress in pairs per second with an ETA (a bar, or a line every `progress_every_s` to a file);
-    every set's result line gives its time and rate (`data.eval_batch_size` sets the batch)."""
+    every set's result line gives its time and rate (`data.eval_batch_size` sets the batch).
+    With `predictions_dir`, each set's per-example predictions go to `<dir>/<set>.csv` (write_predictions)."""
     results = {}
     for es in eval_sets:
         start = time.monotonic()
         probs = torch.from_numpy(predict_probs(module, es.records, datamodule=datamodule, desc=f"eval {es.name}",
                                                progress=True if len(es.records) >= PROGRESS_PAIRS else None))
         results[es.name] = score_set(probs, es, collapse)
+        if predictions_dir is not None:
+            write_predictions(probs, es, Path(predictions_dir) / f"{es.name}.csv")
         seconds = time.monotonic() - start
         log.info("eval %-32s acc=%.4f (n=%d, %.1f s, %.0f pairs/s)", es.name, results[es.name]["acc"],
                  len(es.records), seconds, len(es.records) / max(seconds, 1e-9))
     return results
+
+
+def write_predictions(probs: torch.Tensor, eval_set: EvalSet, path: Path) -> Path:
+    """One row per example, in the set's order: uid, gold label, predicted label (3-class argmax) and the
+    three probabilities, for paired comparisons between runs over the same examples (written atomically)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["uid", "gold", "pred", *(f"p_{name}" for name in LABELS)])
+    for rec, row in zip(eval_set.records, probs.tolist()):
+        writer.writerow([rec.uid, rec.label, LABELS[max(range(len(row)), key=row.__getitem__)],
+                         *(f"{p:.6f}" for p in row)])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return atomic_write_text(path, [buf.getvalue()])
 
 
 def metrics_rows(results: Mapping[str, Mapping[str, float]], train_id: str, seed: int) -> list[dict]:

@@ -1,0 +1,46 @@
+"""R4's base sets (experiments/real_text/README.md): D0 = 4,000 pairs of the MNLI training part, chosen by a
+seeded permutation (seed 0), and the floor's pool = the other 2,918; both written as JSONL into the scratch
+folder and registered as training sets (exp_real_text_r4_d0, exp_real_text_r4_pool) in the user data home.
+The floor is D0 + the first N pairs of the pool, so it contains D0 by construction (analysis.py checks
+every D0 uid is in it).
+
+    python experiments/real_text/r4_sets.py <scratch folder>
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+from nliforge.data.jsonl import write_jsonl
+from nliforge.data.register import register_train_set
+from nliforge.utils.home import user_conf_dir
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import load_named  # noqa: E402
+
+D0_SIZE = 4000
+SEED = 0
+SOURCE = "mnli_dev_train_part"
+
+
+def split(records: list, size: int = D0_SIZE, seed: int = SEED) -> tuple[list, list]:
+    """(D0, pool): a seeded permutation of the records, its first `size` and the rest (each in set order)."""
+    order = list(range(len(records)))
+    random.Random(seed).shuffle(order)
+    d0 = set(order[:size])
+    return [r for i, r in enumerate(records) if i in d0], [r for i, r in enumerate(records) if i not in d0]
+
+
+def main(scratch: Path) -> None:
+    d0, pool = split(load_named(SOURCE))
+    for name, records in (("d0", d0), ("pool", pool)):
+        path = write_jsonl(records, scratch / "sets" / f"r4_{name}.jsonl")
+        register_train_set(f"exp_real_text_r4_{name}", path, user_conf_dir(), f"{SOURCE} (seed {SEED})",
+                           tool="experiments/real_text/r4_sets.py")
+        print(f"exp_real_text_r4_{name}: {len(records)} pairs -> {path}")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))

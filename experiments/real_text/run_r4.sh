@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# R4 (criteria in README.md): the WANLI pipeline on real MNLI text with SmolLM2, reviewed by its own classifier.
+#   NLIFORGE_DATA_DIR=/path/to/real bash experiments/real_text/run_r4.sh   # -> results_r1r4.md (with R1)
+# Steps: D0 and the floor's pool (r4_sets.py, registered in the user data home); the WANLI run (its classifier
+# on D0, SmolLM2 generation); the review (that classifier labels every pair, threshold 0) registered as
+# exp_real_text_r4_w; then the arms floor and plus (3 training seeds each, one thread per run; ARMS=... d0 adds
+# D0 alone). About 50 min on 2 cores beside R1.
+# Scratch: $NLIFORGE_EXP (default /tmp/nliforge_exp/real_text_r4); FRESH=0 keeps finished steps.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$HERE/../common.sh"
+source "$HERE/lib.sh"
+: "${NLIFORGE_DATA_DIR:?set NLIFORGE_DATA_DIR to the folder of the real data files (nliforge-data check)}"
+export NLIFORGE_DATA_DIR
+scratch real_text_r4
+SEEDS="${SEEDS:-1 2 3}"
+ARMS="${ARMS:-floor plus}"
+COMMON=(experiment=real_text_wanli logger=csv save_model=false trainer.enable_progress_bar=false)
+
+stamp "D0 and the pool"
+python "$HERE/r4_sets.py" "$R"
+if [ ! -f "$R/wanli/dataset.jsonl" ]; then
+    stamp "WANLI with SmolLM2 (the classifier: MiniLM on D0)"
+    logged "$R/wanli.log" nliforge-generate pipeline=wanli experiment=real_text_wanli suite=none generator=smollm2 \
+        trainer.enable_progress_bar=false generator.runner.progress=false hydra.run.dir="$R/wanli"
+fi
+if [ ! -f "$R/wanli/review/reviewed.jsonl" ]; then
+    stamp "review: the WANLI run's classifier labels every pair (threshold 0)"
+    logged "$R/review.log" nliforge-review teacher run="$R/wanli" teacher.model_dir="$R/wanli/classifier/model" \
+        teacher.threshold=0
+    logged "$R/aggregate.log" nliforge-review aggregate run="$R/wanli" aggregate.mode=automatic \
+        aggregate.name=exp_real_text_r4_w
+fi
+N=$(count_lines "$R/wanli/review/reviewed.jsonl")
+stamp "N = |W| = $N"
+for arm in $ARMS; do
+    for s in $SEEDS; do
+        case "$arm" in
+            d0) run d0 "$s" ;;
+            floor) run floor "$s" 'data/train_sets=[exp_real_text_r4_d0,exp_real_text_r4_pool]' \
+                       ++data.train_sets.exp_real_text_r4_pool.limit="$N" data.save_train_set=true ;;
+            plus) run plus "$s" 'data/train_sets=[exp_real_text_r4_d0,exp_real_text_r4_w]' ;;
+            *) echo "$0: unknown arm '$arm' in ARMS; expected floor plus d0" >&2; exit 2 ;;
+        esac
+    done
+done
+stamp "done: R4 runs in $R (analysis: python $HERE/analysis_r1r4.py)"
