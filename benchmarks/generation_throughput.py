@@ -55,7 +55,7 @@ def make_requests(n: int, seed: int) -> list[GenerationRequest]:
 
 
 def start_server(latency: float, slots: int) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([sys.executable, "-m", "nliforge.testing.openai_server", "--port", "0",
+    proc = subprocess.Popen([sys.executable, "-m", "nliforge.generation.stand_in.server", "--port", "0",
                              "--latency", str(latency), "--max-concurrency", str(slots)],
                             stdout=subprocess.PIPE, text=True)
     url = proc.stdout.readline().strip()

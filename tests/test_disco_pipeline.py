@@ -17,7 +17,7 @@ from nliforge.data.jsonl import read_jsonl
 from nliforge.data.labels import LABEL2ID
 from nliforge.data.records import Record
 from nliforge.generate import generate
-from nliforge.testing.openai_server import LocalOpenAIServer, disco_responder
+from nliforge.generation.stand_in.server import LocalOpenAIServer, disco_responder
 
 KEY_ENV = "NLIFORGE_TEST_API_KEY"
 STAGES = ["classifier", "disco_teacher", "disco_source", "spans", "disco_prompts", "disco_generate", "splice",

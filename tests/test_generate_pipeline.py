@@ -15,7 +15,7 @@ from nliforge.errors import NLIDataError
 from nliforge.data.jsonl import read_jsonl
 from nliforge.generate import generate
 from nliforge.generation.types import GenerationError
-from nliforge.testing.openai_server import LocalOpenAIServer, wanli_responder
+from nliforge.generation.stand_in.server import LocalOpenAIServer, wanli_responder
 
 KEY_ENV = "NLIFORGE_TEST_API_KEY"
 WANLI_STAGES = ["classifier", "seeds", "exemplars", "prompts", "generate", "parse", "heuristics", "variability"]

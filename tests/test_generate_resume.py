@@ -16,7 +16,7 @@ import pytest
 
 from conftest import compose_config
 from nliforge.generate import generate
-from nliforge.testing.openai_server import LocalOpenAIServer, wanli_responder
+from nliforge.generation.stand_in.server import LocalOpenAIServer, wanli_responder
 
 pytestmark = pytest.mark.slow
 KEY_ENV = "NLIFORGE_TEST_API_KEY"

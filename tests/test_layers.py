@@ -83,3 +83,11 @@ def test_at_most_four_imports_run_upward_each_justified():
             up[(file, target)] = where
     assert set(up) <= set(UPWARD), {k: v for k, v in up.items() if k not in UPWARD}
     assert len(UPWARD) <= 4
+
+
+def test_product_code_never_imports_the_test_helpers():
+    """`nliforge.testing` (fake hubs, kill helpers, host-sync probes) is for tests; the demos' offline
+    stand-in endpoint lives in `nliforge.generation.stand_in`."""
+    users = sorted(w for (file, target), where in imports().items() if target == "testing"
+                   and not file.startswith("testing/") for w in where)
+    assert users == []

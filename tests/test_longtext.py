@@ -22,8 +22,8 @@ from nliforge.generation.longtext_prompts import (LABEL_TERMS, LABELS, longtext_
                                                   read_statements)
 from nliforge.review.rubric import parse_rubric, rubric_markdown, rubric_table
 from nliforge.review.types import RUBRIC_CRITERIA, Judgement
-from nliforge.testing.openai_server import LocalOpenAIServer
-from nliforge.testing.responders import longtext_responder
+from nliforge.generation.stand_in.server import LocalOpenAIServer
+from nliforge.generation.stand_in.responders import longtext_responder
 
 KEY_ENV = "NLIFORGE_TEST_API_KEY"
 RULES = LongTextRules.from_dict({}, LABEL_TERMS)

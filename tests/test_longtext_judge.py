@@ -14,8 +14,8 @@ from nliforge.data.records import Record
 from nliforge.generate import generate
 from nliforge.review.rubric import criterion_prompt, judge_rubric, parse_score
 from nliforge.review.types import RUBRIC_CRITERIA
-from nliforge.testing.openai_server import LocalOpenAIServer
-from nliforge.testing.responders import input_text
+from nliforge.generation.stand_in.server import LocalOpenAIServer
+from nliforge.generation.stand_in.responders import input_text
 
 
 @pytest.mark.parametrize("answer, score", [

@@ -14,8 +14,8 @@ from nliforge.generation.backends.openai_api import OpenAIChat, OpenAICompletion
 from nliforge.generation.cache import ResponseCache
 from nliforge.generation.runner import RunnerSettings, run_requests
 from nliforge.generation.types import Failure, GenerationError, GenerationRequest, Response, Sampling
-from nliforge.testing.openai_server import FAULT_KINDS, LocalOpenAIServer, apply_stop
-from nliforge.testing.responders import input_digest, wanli_responder
+from nliforge.generation.stand_in.server import FAULT_KINDS, LocalOpenAIServer, apply_stop
+from nliforge.generation.stand_in.responders import input_digest, wanli_responder
 
 pytestmark = pytest.mark.timeout(120)
 FAST = dict(progress=False, backoff_base_s=0.005, backoff_max_s=0.05)
@@ -161,7 +161,7 @@ def test_wanli_responder_continues_the_pattern():
 
 
 def test_command_line_server_prints_url_and_serves(tmp_path):
-    proc = subprocess.Popen([sys.executable, "-m", "nliforge.testing.openai_server", "--port", "0",
+    proc = subprocess.Popen([sys.executable, "-m", "nliforge.generation.stand_in.server", "--port", "0",
                              "--latency", "0.001", "--log", str(tmp_path / "log.jsonl")],
                             stdout=subprocess.PIPE, text=True)
     try:

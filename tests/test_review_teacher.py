@@ -16,8 +16,8 @@ from nliforge.data.labels import LABELS, normalize_label_name
 from nliforge.data.records import Record
 from nliforge.generation.cache import ResponseCache
 from nliforge.review.teacher import automatic_records, llm_judge_review, parse_judge_answer, teacher_review
-from nliforge.testing.openai_server import LocalOpenAIServer
-from nliforge.testing.responders import input_text
+from nliforge.generation.stand_in.server import LocalOpenAIServer
+from nliforge.generation.stand_in.responders import input_text
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,8 @@ from nliforge.generation.backends.openai_api import OpenAICompletions
 from nliforge.generation.cache import ResponseCache
 from nliforge.generation.runner import RunnerSettings, run_requests
 from nliforge.generation.types import GenerationRequest, Sampling, cache_key
-from nliforge.testing.openai_server import LocalOpenAIServer
-from nliforge.testing.responders import input_digest
+from nliforge.generation.stand_in.server import LocalOpenAIServer
+from nliforge.generation.stand_in.responders import input_digest
 
 N, CONCURRENCY = 300, 8
 
@@ -52,7 +52,7 @@ def requests() -> list[GenerationRequest]:
 
 
 def start_server(log, latency: float) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([sys.executable, "-m", "nliforge.testing.openai_server", "--port", "0",
+    proc = subprocess.Popen([sys.executable, "-m", "nliforge.generation.stand_in.server", "--port", "0",
                              "--latency", str(latency), "--log", str(log), "--fault-rate", "0.1",
                              "--fault-kinds", "rate_limit,server_error", "--retry-after", "0.01"],
                             stdout=subprocess.PIPE, text=True)

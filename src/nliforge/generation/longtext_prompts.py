@@ -16,6 +16,9 @@ from pathlib import Path
 from nliforge.errors import NLIDataError
 
 LABELS = ("entailment", "neutral", "contradiction")
+# NLI-Set's rubric: the 8 criteria a judge (a person or an LLM) scores 1-10 for each long text.
+RUBRIC_CRITERIA = ("content_coverage", "accuracy", "conciseness", "coherence_structure", "readability",
+                   "non_redundancy", "referential_clarity", "focus")
 # Words that would name the relation; the default list `longtext_validate` refuses per intended label.
 LABEL_TERMS = {
     "entailment": ["entail", "entails", "entailed", "entailment", "implies", "implied", "imply", "implication"],

@@ -36,7 +36,7 @@ from nliforge.utils.atomic import atomic_write_text
 
 log = logging.getLogger("nliforge.generate")
 
-STAND_IN_NOTE = ("Generated and judged by the local stand-in server (nliforge.testing.responders), "
+STAND_IN_NOTE = ("Generated and judged by the local stand-in server (nliforge.generation.stand_in.responders), "
                  "not by real LLMs: the numbers only show that the pipeline works.")
 
 
@@ -56,7 +56,7 @@ def served_by(cfg: DictConfig, responder) -> Iterator[str | None]:
     if not cfg.pipeline.get("local_server"):
         yield None
         return
-    from nliforge.testing.openai_server import LocalOpenAIServer
+    from nliforge.generation.stand_in.server import LocalOpenAIServer
 
     with LocalOpenAIServer(latency_s=0.0, responder=responder) as server:
         yield server.base_url
@@ -105,7 +105,7 @@ def _requests(prompts: list[dict], gen: Mapping, ctx: StageContext) -> list[Gene
 @stage("longtext_generate", inputs=("longtext_prompts",))
 def longtext_generate_stage(ctx: StageContext) -> StageOutput:
     """Every prompt through every generator; answers are cached as they arrive (resume = no resend)."""
-    from nliforge.testing.responders import longtext_responder
+    from nliforge.generation.stand_in.responders import longtext_responder
 
     prompts, rows, drops, ledgers, models = ctx.rows("longtext_prompts"), [], [], {}, {}
     with served_by(ctx.cfg, longtext_responder) as url:
@@ -164,7 +164,7 @@ def rubric_stage(ctx: StageContext) -> StageOutput:
     """The LLM judge's 1-10 rubric scores per record (in meta.rubric), rubric_judgements.jsonl, and the
     per-model summary (rubric.md, rubric.png) in the run folder."""
     from nliforge.review.rubric import judge_ledger, judge_rubric, rubric_table, write_rubric_report
-    from nliforge.testing.responders import rubric_responder
+    from nliforge.generation.stand_in.responders import rubric_responder
 
     records = [record_from_mapping(r, f"stage longtext_validate row {i}")
                for i, r in enumerate(ctx.rows("longtext_validate"), 1)]

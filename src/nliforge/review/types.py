@@ -8,12 +8,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from nliforge.errors import NLIDataError
+from nliforge.generation.longtext_prompts import RUBRIC_CRITERIA  # NLI-Set's rubric (re-exported here)
+
+__all__ = ["ANNOTATORS_PER_ITEM", "REVIEW_LABELS", "RUBRIC_CRITERIA", "SOURCES", "Judgement"]
 
 REVIEW_LABELS = ("entailment", "neutral", "contradiction", "discard")
 SOURCES = ("page", "amt", "label_studio", "teacher", "llm_judge")
-# NLI-Set (seed 004) rubric, each scored 1-10.
-RUBRIC_CRITERIA = ("content_coverage", "accuracy", "conciseness", "coherence_structure", "readability",
-                   "non_redundancy", "referential_clarity", "focus")
 ANNOTATORS_PER_ITEM = 2   # WANLI §2.4: two distinct workers review each example
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import yaml
 from aiohttp import web
 
-from nliforge.testing.threaded_server import ThreadedServer
+from nliforge.generation.stand_in.threaded import ThreadedServer
 
 # The patterns of the .gitattributes a new Hub repo starts with (a subset), stored as LFS.
 LFS_PATTERNS = ("*.parquet", "*.arrow", "*.bin", "*.pt", "*.safetensors", "*.zip", "*.gz", "*.npy", "*.pkl")

@@ -22,7 +22,7 @@ was sent and answered (a request whose client died mid-wait is received but neve
 
     with LocalOpenAIServer(latency_s=0.01, fault_rate=0.2) as srv:
         OpenAICompletions("local-model", base_url=srv.base_url, api_key_env=None)
-    python -m nliforge.testing.openai_server --port 8123 --latency 0.1 --log server.jsonl
+    python -m nliforge.generation.stand_in.server --port 8123 --latency 0.1 --log server.jsonl
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ from typing import Any
 
 from aiohttp import web
 
-from nliforge.testing.responders import (
+from nliforge.generation.stand_in.responders import (
     apply_stop, default_responder, disco_responder, input_digest, input_text, wanli_responder)
-from nliforge.testing.threaded_server import ThreadedServer
+from nliforge.generation.stand_in.threaded import ThreadedServer
 
 FAULT_KINDS = ("rate_limit", "server_error", "timeout", "truncated", "bad_json")
 RESPONDERS = {"default": default_responder, "wanli": wanli_responder, "disco": disco_responder}

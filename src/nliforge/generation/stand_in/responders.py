@@ -228,7 +228,7 @@ def rubric_responder(prompt_or_messages, choice_index: int, seed, sampling: Mapp
     """An LLM-judge stand-in for rubric prompts (every RUBRIC_CRITERIA name in the input): seeded scores
     5-9, two lower for conciseness past 1200 characters, written as `name: score` lines, a JSON object
     or `Name - score/10` lines; about 5% are refusals with no scores. Other prompts get pseudo-text."""
-    from nliforge.review.types import RUBRIC_CRITERIA
+    from nliforge.generation.longtext_prompts import RUBRIC_CRITERIA
 
     text = input_text(prompt_or_messages)
     if not all(c in text for c in RUBRIC_CRITERIA):
