@@ -46,12 +46,12 @@ def _bytes(folder) -> dict[str, bytes]:
 
 
 def test_same_config_same_bytes_other_seed_differs(tmp_path):
-    cfg = WorldConfig(**SMALL)
+    cfg = WorldConfig(**SMALL, n_extra=60)   # train_biased_extra is empty (the same bytes) unless n_extra > 0
     paths = build_world(cfg, tmp_path / "a")
     build_world(cfg, tmp_path / "b")
     assert set(paths) == set(SPLITS) and all(p.is_file() for p in paths.values())
     assert _bytes(tmp_path / "a") == _bytes(tmp_path / "b")
-    build_world(WorldConfig(seed=1, **SMALL), tmp_path / "c")
+    build_world(WorldConfig(seed=1, **SMALL, n_extra=60), tmp_path / "c")
     other = _bytes(tmp_path / "c")
     assert all(other[name] != data for name, data in _bytes(tmp_path / "a").items())
 

@@ -137,6 +137,9 @@ def _load_world(spec, where, world, cache_dir) -> list[Record]:
     if split not in SPLITS:
         raise NLIDataError(f"{where}.split={split!r}; world splits: {', '.join(SPLITS)}")
     cfg = WorldConfig.from_dict(dict(world))
+    if split == "train_biased_extra" and cfg.n_extra == 0:
+        raise NLIDataError(f"{where}: the world split train_biased_extra is empty (world.n_extra=0); set "
+                           "world.n_extra=N for N more pairs of train_biased's distribution (nliforge.world.arms)")
     folder = ensure_world(cfg, Path(cache_dir) / "world")
     return read_jsonl(folder / f"{split}.jsonl")
 

@@ -122,6 +122,7 @@ RANGES: dict[str, Range | Choice] = {
     # the synthetic world (conf/world/*.yaml; nliforge.world.config.WorldConfig checks the same)
     "world.seed": SEED,
     "world.n_train": COUNT, "world.n_dev": COUNT, "world.n_test": COUNT, "world.n_challenge": COUNT,
+    "world.n_extra": COUNT,
     "world.feature_rate": Range(0, 1 / 3, low_open=True),
     "world.strengths.*": FRACTION,
     # the run

@@ -6,6 +6,8 @@ produce pairs with a known label. Three artifacts — a negation word in the hyp
 (-> contradiction), full word overlap (-> entailment) and a long hypothesis (-> neutral) — are
 planted at a configurable strength in `train_biased`, absent from `train`/`dev`/`test`, and turned
 against the model in `challenge_<artifact>` (feature always present, label never its target).
+`train_biased_extra` holds `n_extra` more pairs of train_biased's distribution; `arms` builds every arm
+of a comparison (D0, floor, ceiling, treatment) from the same D0.
 """
 
 from nliforge.world.artifacts import (

@@ -14,10 +14,12 @@ from nliforge.world.artifacts import ARTIFACTS
 # Bump when generation changes, so cached worlds built by older code are not reused.
 GENERATOR_VERSION = 1
 DEFAULT_STRENGTH = 0.8
-SPLITS: tuple[str, ...] = ("train", "train_biased", "dev", "test") + tuple(
+SPLITS: tuple[str, ...] = ("train", "train_biased", "train_biased_extra", "dev", "test") + tuple(
     f"challenge_{name}" for name in ARTIFACTS
 )
-_SIZE_FIELDS = ("n_train", "n_dev", "n_test", "n_challenge")
+# The splits that plant the configured strengths: D0 (`train_biased`) and more pairs of its distribution.
+BIASED_SPLITS: tuple[str, ...] = ("train_biased", "train_biased_extra")
+_SIZE_FIELDS = ("n_train", "n_dev", "n_test", "n_challenge", "n_extra")
 
 
 def _default_strengths() -> tuple[tuple[str, float], ...]:
@@ -31,6 +33,9 @@ class WorldConfig:
     `strengths` is stored as a tuple of (artifact, strength) pairs in ARTIFACTS order so the
     config stays hashable; a mapping is accepted and normalised (missing artifacts get
     DEFAULT_STRENGTH). Strength s plants P(target | feature) = 1/3 + 2s/3 in `train_biased`.
+
+    `n_extra` sizes `train_biased_extra`: more pairs of train_biased's distribution, drawn on a
+    stream of their own, so that a floor D0 + N keeps D0 (= train_biased) byte for byte.
     """
 
     seed: int = 0
@@ -40,6 +45,7 @@ class WorldConfig:
     n_challenge: int = 600
     strengths: Any = field(default_factory=_default_strengths)
     feature_rate: float = 0.25
+    n_extra: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "strengths", _normalise_strengths(self.strengths))
@@ -74,6 +80,8 @@ class WorldConfig:
         """Plain JSON-able form (strengths as a mapping); from_dict(to_dict()) round-trips."""
         out = dataclasses.asdict(self)
         out["strengths"] = self.strength_map
+        if not self.n_extra:   # a world without extra pairs keeps the digest (and cache folder) it had before
+            del out["n_extra"]
         return out
 
     def digest(self) -> str:
@@ -86,8 +94,8 @@ class WorldConfig:
         check_split(split)
         if split.startswith("challenge_"):
             return self.n_challenge
-        return {"train": self.n_train, "train_biased": self.n_train, "dev": self.n_dev,
-                "test": self.n_test}[split]
+        return {"train": self.n_train, "train_biased": self.n_train, "train_biased_extra": self.n_extra,
+                "dev": self.n_dev, "test": self.n_test}[split]
 
 
 def check_split(split: str) -> None:

@@ -5,10 +5,16 @@ independently with P(f | y) = r(1 + 2s) if y is the artifact's target label, els
 With balanced labels this gives P(f) = r and P(target | f) = 1/3 + 2s/3 exactly in
 expectation, for all artifacts at once. A phenomenon then produces a pair with exactly that
 label and feature vector (checked with `Artifact.present`, resampled otherwise).
+
+Each split is drawn whole for its size from its own stream (`split_seed`), so a bigger
+`n_train` is a fresh draw, not D0 plus more. More pairs of D0's distribution come from
+`train_biased_extra` (size `n_extra`): train_biased's feature probabilities on a stream of its
+own, avoiding D0's pairs as well as dev/test's, so D0 + extra is a floor that contains D0.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import random
@@ -19,7 +25,7 @@ from nliforge.data.records import Record
 from nliforge.world import phenomena_meaning as pm
 from nliforge.world import phenomena_syntax as ps
 from nliforge.world.artifacts import ARTIFACTS, feature_vector, full_overlap, has_negation
-from nliforge.world.config import WorldConfig, check_split
+from nliforge.world.config import BIASED_SPLITS, WorldConfig, check_split
 from nliforge.world.text import add_negation, break_overlap, lengthen
 
 PHENOMENA: dict[str, Callable[[random.Random, str], list[tuple[str, str]]]] = {
@@ -46,7 +52,7 @@ def split_seed(seed: int, split: str) -> int:
 
 def feature_probabilities(cfg: WorldConfig, split: str, label: str) -> dict[str, float]:
     """P(feature present | label) for each artifact in a split."""
-    strengths = cfg.strength_map if split == "train_biased" else {}
+    strengths = cfg.strength_map if split in BIASED_SPLITS else {}
     r = cfg.feature_rate
     probs = {}
     for name, art in ARTIFACTS.items():
@@ -127,11 +133,29 @@ def _heldout_pairs(seed: int, n_dev: int, n_test: int, feature_rate: float) -> f
                      for r in generate_split(cfg, split))
 
 
+@functools.lru_cache(maxsize=4)
+def _d0_pairs(cfg: WorldConfig) -> frozenset:
+    """(premise, hypothesis) pairs of D0 (`train_biased`), kept out of `train_biased_extra`."""
+    return frozenset((r.premise, r.hypothesis) for r in generate_split(cfg, "train_biased"))
+
+
+def _avoid(cfg: WorldConfig, split: str) -> Collection:
+    """Pairs a split must not contain: dev/test's for training splits, and D0's for the extra pairs."""
+    if split not in ("train",) + BIASED_SPLITS:
+        return ()
+    held = _heldout_pairs(cfg.seed, cfg.n_dev, cfg.n_test, cfg.feature_rate)
+    if split != "train_biased_extra":
+        return held
+    # D0 does not depend on n_extra: one cache entry serves every N
+    return held | _d0_pairs(dataclasses.replace(cfg, n_extra=0))
+
+
 def generate_split(cfg: WorldConfig, split: str) -> list[Record]:
     """All records of one split; deterministic given (cfg, split).
 
-    Only `train_biased` reads the configured strengths, so dev/test/challenge content is the
-    same whatever they are. Training splits skip pairs that occur verbatim in dev or test.
+    Only `train_biased` and `train_biased_extra` read the configured strengths, so dev/test/challenge
+    content is the same whatever they are. Training splits skip pairs that occur verbatim in dev or
+    test; `train_biased_extra` also skips D0's pairs. `n_extra` changes no other split.
     """
     check_split(split)
     n = cfg.split_size(split)
@@ -139,9 +163,7 @@ def generate_split(cfg: WorldConfig, split: str) -> list[Record]:
     pool = _label_pool(split)
     labels = [pool[i % len(pool)] for i in range(n)]
     rng.shuffle(labels)
-    avoid: Collection = ()
-    if split in ("train", "train_biased"):
-        avoid = _heldout_pairs(cfg.seed, cfg.n_dev, cfg.n_test, cfg.feature_rate)
+    avoid = _avoid(cfg, split) if n else ()
     records = []
     for i, label in enumerate(labels):
         probs = feature_probabilities(cfg, split, label)
