@@ -92,6 +92,28 @@ train_row() {
         || { echo "$0: training row $row (world $ws) failed; see $R/world$ws/$row.log" >&2; tail -5 "$R/world$ws/$row.log" >&2; exit 1; }
 }
 
+# ---- the arms of a comparison, every one from the same D0 (nliforge.world.arms) ----
+# D0 = the biased split of world.n_train pairs; floor = D0 + N more pairs of D0's own distribution (the world's
+# train_biased_extra); ceiling = D0 + N unbiased pairs; treatment = D0 + a named set W. A bigger world.n_train is
+# not D0 + N: the world draws each split whole for its size, so it would be a fresh D0.
+# arm_args ARM --n-train |D0| [--n N | --total M] [--w SET] [--combine replace]: that arm's nliforge-train
+# overrides in the array ARM_ARGS (`python -m nliforge.world.arms --help`).
+arm_args() {
+    local out
+    out=$(python -m nliforge.world.arms "$@") || { echo "$0: no overrides for the arm '$*' (nliforge.world.arms)" >&2; exit 2; }
+    mapfile -t ARM_ARGS <<< "$out"
+}
+
+# train_arm WS ROW ARM ARM_OPTIONS... [-- OVERRIDES...]: train_row of one arm (arm_args ARM ARM_OPTIONS), OVERRIDES added.
+train_arm() {
+    local ws=$1 row=$2; shift 2
+    local opts=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+    if [ $# -gt 0 ]; then shift; fi
+    arm_args "${opts[@]}"
+    train_row "$ws" "$row" "${ARM_ARGS[@]}" "$@"
+}
+
 # logged LOG COMMAND...: run COMMAND with its output in LOG; on failure say which command failed, show the
 # end of LOG and stop the script (set -e alone would stop it silently, the output being in LOG).
 logged() {

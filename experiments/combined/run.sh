@@ -42,19 +42,19 @@ for ws in $WORLD_SEEDS; do
     echo "$N_ADD" > "$W/n_add"
     [ "$N_ADD" -gt 0 ] || { echo "$0: world $ws: an added set is empty; nothing to compare" >&2; exit 1; }
     stamp "world $ws: N_ADD = $N_ADD (the smallest added set); rows"
-    cut() { echo "data.train_sets.$1.limit=$N_ADD" "+data.train_sets.$1.limit_seed=0"; }
-    train_row "$ws" 1_d0 'data/train_sets=[synthetic_biased]' world.n_train="$N_TRAIN"
-    train_row "$ws" 2_floor 'data/train_sets=[synthetic_biased]' world.n_train="$((N_TRAIN + N_ADD))"
-    train_row "$ws" 9_ceiling 'data/train_sets=[synthetic_biased,synthetic]' data.combine=augment world.n_train="$N_TRAIN" $(cut synthetic)
+    # every arm from the same D0 (common.sh train_arm): floor = D0 + N biased, ceiling = D0 + N unbiased, D0 + W cut to N
+    train_arm "$ws" 1_d0 d0 --n-train "$N_TRAIN"
+    train_arm "$ws" 2_floor floor --n-train "$N_TRAIN" --n "$N_ADD"
+    train_arm "$ws" 9_ceiling ceiling --n-train "$N_TRAIN" --n "$N_ADD"
     for pair in "3_w:exp_comb_w_w$ws" "4_disco:exp_comb_disco_d0_w$ws" "5_union:exp_comb_union_w$ws" \
                 "6_zall:exp_comb_zall_w$ws"; do
         row="${pair%%:*}" set_name="${pair#*:}"
-        train_row "$ws" "$row" "data/train_sets=[synthetic_biased,$set_name]" data.combine=augment world.n_train="$N_TRAIN" $(cut "$set_name")
+        train_arm "$ws" "$row" treatment --n-train "$N_TRAIN" --n "$N_ADD" --w "$set_name"
     done
 done
 stamp "tables"
 python "$HERE/../controls_table.py" --scratch "$R" --out "$HERE/results.md" \
-    --row 1_d0="D0" --row 2_floor="floor: biased, size D0 + N" --row 3_w="D0 + W (WANLI)" --row 4_disco="D0 + DISCO(D0)" \
+    --row 1_d0="D0" --row 2_floor="floor: D0 + N biased" --row 3_w="D0 + W (WANLI)" --row 4_disco="D0 + DISCO(D0)" \
     --row 5_union="D0 + W ∪ DISCO(W) ∪ DISCO(D0)" --row 6_zall="D0 + Z(union given D0)" --row 9_ceiling="ceiling: D0 + N unbiased" \
     --floor 2_floor --ceiling 9_ceiling --compare 5_union:3_w --compare 5_union:4_disco --compare 6_zall:5_union \
     --title "WANLI → DISCO → z-filter on $WORLD, no oracle: $N_TRAIN pairs of D0 + N added" \

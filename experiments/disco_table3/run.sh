@@ -37,20 +37,19 @@ for ws in $WORLD_SEEDS; do
     echo "$N_ADD" > "$W/n_add"
     [ "$N_ADD" -gt 0 ] || { echo "$0: world $ws: N = 0 (no counterfactual in some variant); nothing to add, stopping" >&2; exit 1; }
     stamp "world $ws: N_ADD = $N_ADD counterfactuals added by every row (the smaller D^c)"
-    train_row "$ws" 1_d0 'data/train_sets=[synthetic_biased]' world.n_train="$N_TRAIN"
-    train_row "$ws" 2_floor 'data/train_sets=[synthetic_biased]' world.n_train="$((N_TRAIN + N_ADD))"
-    train_row "$ws" 9_ceiling 'data/train_sets=[synthetic_biased,synthetic]' data.combine=augment world.n_train="$N_TRAIN" \
-        data.train_sets.synthetic.limit="$N_ADD" +data.train_sets.synthetic.limit_seed=0
+    # every arm from the same D0 (common.sh train_arm): floor = D0 + N biased, ceiling = D0 + N unbiased, D0 + D^c cut to N
+    train_arm "$ws" 1_d0 d0 --n-train "$N_TRAIN"
+    train_arm "$ws" 2_floor floor --n-train "$N_TRAIN" --n "$N_ADD"
+    train_arm "$ws" 9_ceiling ceiling --n-train "$N_TRAIN" --n "$N_ADD"
     for v in filter nofilter; do
         set_name="exp_dc_${v}_w${ws}_counterfactuals"
         row=$([ "$v" = filter ] && echo 3_filter || echo 4_nofilter)
-        train_row "$ws" "$row" "data/train_sets=[synthetic_biased,$set_name]" data.combine=augment world.n_train="$N_TRAIN" \
-            data.train_sets.$set_name.limit="$N_ADD" +data.train_sets.$set_name.limit_seed=0
+        train_arm "$ws" "$row" treatment --n-train "$N_TRAIN" --n "$N_ADD" --w "$set_name"
     done
 done
 stamp "tables"
 python "$HERE/../controls_table.py" --scratch "$R" --out "$HERE/results.md" \
-    --row 1_d0="D0 = D^b" --row 2_floor="floor: biased, size D0 + N" --row 3_filter="D0 + D^c (teacher filter)" \
+    --row 1_d0="D0 = D^b" --row 2_floor="floor: D0 + N biased" --row 3_filter="D0 + D^c (teacher filter)" \
     --row 4_nofilter="D0 + D^c, no teacher filter" --row 9_ceiling="ceiling: D0 + N unbiased" \
     --floor 2_floor --ceiling 9_ceiling --compare 3_filter:4_nofilter --compare 3_filter:1_d0 \
     --title "DISCO offline, no oracle, on $WORLD: $N_TRAIN pairs of D0 + N added" \

@@ -61,16 +61,17 @@ stamp "W = $N_W reviewed pairs"
 
 COMMON=("${WORLD_ARGS[@]}" model.max_epochs="$EPOCHS" suite=synthetic seed=1,2,3 callbacks=none logger=none save_model=false
         trainer.enable_progress_bar=false)
-stamp "4/5 rows (3 seeds each): D0; floor = the biased split with |W| more pairs; D0 + W; D0 ◇ W; ceiling = D0 + |W| unbiased pairs"
-nliforge-train -m 'data/train_sets=[synthetic_biased]' world.n_train="$N_TRAIN" "${COMMON[@]}" hydra.sweep.dir="$R/sweep/1_d0"
-nliforge-train -m 'data/train_sets=[synthetic_biased]' world.n_train="$((N_TRAIN + N_W))" "${COMMON[@]}" \
-    hydra.sweep.dir="$R/sweep/2_floor"
-nliforge-train -m "data/train_sets=[synthetic_biased,$W_SET]" data.combine=augment world.n_train="$N_TRAIN" \
-    "${COMMON[@]}" hydra.sweep.dir="$R/sweep/3_plus"
-nliforge-train -m "data/train_sets=[synthetic_biased,$W_SET]" data.combine=replace world.n_train="$N_TRAIN" \
-    "${COMMON[@]}" hydra.sweep.dir="$R/sweep/4_rep"
-nliforge-train -m 'data/train_sets=[synthetic_biased,synthetic]' data.train_sets.synthetic.limit="$N_W" data.combine=augment \
-    world.n_train="$N_TRAIN" "${COMMON[@]}" hydra.sweep.dir="$R/sweep/5_ceiling"
+stamp "4/5 rows (3 seeds each), every one from the same D0 (common.sh arm_args): D0; floor = D0 + |W| biased pairs; D0 + W; D0 ◇ W; ceiling = D0 + |W| unbiased pairs"
+arm_args d0 --n-train "$N_TRAIN"
+nliforge-train -m "${ARM_ARGS[@]}" "${COMMON[@]}" hydra.sweep.dir="$R/sweep/1_d0"
+arm_args floor --n-train "$N_TRAIN" --n "$N_W"
+nliforge-train -m "${ARM_ARGS[@]}" "${COMMON[@]}" hydra.sweep.dir="$R/sweep/2_floor"
+arm_args treatment --n-train "$N_TRAIN" --w "$W_SET"
+nliforge-train -m "${ARM_ARGS[@]}" "${COMMON[@]}" hydra.sweep.dir="$R/sweep/3_plus"
+arm_args treatment --n-train "$N_TRAIN" --w "$W_SET" --combine replace
+nliforge-train -m "${ARM_ARGS[@]}" "${COMMON[@]}" hydra.sweep.dir="$R/sweep/4_rep"
+arm_args ceiling --n-train "$N_TRAIN" --n "$N_W"
+nliforge-train -m "${ARM_ARGS[@]}" "${COMMON[@]}" hydra.sweep.dir="$R/sweep/5_ceiling"
 
 stamp "5/5 report"
 python "$HERE/wanli_table.py" --scratch "$R" --out "$HERE/wanli_table$SUFFIX.md"

@@ -61,15 +61,14 @@ for ws in $WORLD_SEEDS; do
     echo "$N_ADD" > "$W/n_add"
     [ "$N_ADD" -gt 0 ] || { echo "$0: world $ws: N = 0 (no reviewed pair in some variant); nothing to add, stopping" >&2; exit 1; }
     stamp "world $ws: N_ADD = $N_ADD pairs added by every row (the smallest reviewed W)"
-    train_row "$ws" 1_d0 'data/train_sets=[synthetic_biased]' world.n_train="$N_TRAIN"
-    train_row "$ws" 2_floor 'data/train_sets=[synthetic_biased]' world.n_train="$((N_TRAIN + N_ADD))"
-    train_row "$ws" 9_ceiling 'data/train_sets=[synthetic_biased,synthetic]' data.combine=augment world.n_train="$N_TRAIN" \
-        data.train_sets.synthetic.limit="$N_ADD" +data.train_sets.synthetic.limit_seed=0
+    # every arm from the same D0 (common.sh train_arm): floor = D0 + N biased, ceiling = D0 + N unbiased, D0 + W cut to N
+    train_arm "$ws" 1_d0 d0 --n-train "$N_TRAIN"
+    train_arm "$ws" 2_floor floor --n-train "$N_TRAIN" --n "$N_ADD"
+    train_arm "$ws" 9_ceiling ceiling --n-train "$N_TRAIN" --n "$N_ADD"
     i=3
     for v in "${VARIANTS[@]}" teacher; do
         set_name="exp_wg_${v}_w$ws"
-        train_row "$ws" "${i}_$v" "data/train_sets=[synthetic_biased,$set_name]" data.combine=augment world.n_train="$N_TRAIN" \
-            data.train_sets.$set_name.limit="$N_ADD" +data.train_sets.$set_name.limit_seed=0
+        train_arm "$ws" "${i}_$v" treatment --n-train "$N_TRAIN" --n "$N_ADD" --w "$set_name"
         i=$((i + 1))
     done
 done
@@ -80,7 +79,7 @@ if [ "${TRAIN:-1}" = 0 ]; then
 fi
 stamp "tables"
 python "$HERE/../controls_table.py" --scratch "$R" --out "$HERE/results.md" \
-    --row 1_d0="D0" --row 2_floor="floor: biased, size D0 + N" --row 3_full="D0 + W (WANLI)" \
+    --row 1_d0="D0" --row 2_floor="floor: D0 + N biased" --row 3_full="D0 + W (WANLI)" \
     --row 4_randseeds="D0 + W, random seeds" --row 5_randkeep="D0 + W, random half kept" \
     --row 6_nofilter="D0 + W, no filters" --row 7_teacher="D0 + W, review=teacher" \
     --row 9_ceiling="ceiling: D0 + N unbiased" --floor 2_floor --ceiling 9_ceiling \

@@ -39,22 +39,22 @@ for ws in $WORLD_SEEDS; do
     N_ZAUG=$(( $(size zaug) - N_TRAIN )); N_PAR=$(size par_z); N_SEQ=$(size seq_z)
     echo "zaug_added=$N_ZAUG par_z=$N_PAR seq_z=$N_SEQ" > "$W/sizes"
     stamp "world $ws: rows (Z-Aug adds $N_ZAUG to D0; Par-Z has $N_PAR pairs, Seq-Z $N_SEQ)"
-    BIASED='data/train_sets=[synthetic_biased]'
-    train_row "$ws" 01_d0 "$BIASED" world.n_train="$N_TRAIN"
+    # floors and ceilings from the same D0 (common.sh train_arm): Z-Aug's floor = D0 + N biased pairs; Par-Z's and
+    # Seq-Z's (M pairs, standing in for D0) = a biased set of M built from D0 (D0 + M - |D0| biased, or an M-subset of D0)
+    train_arm "$ws" 01_d0 d0 --n-train "$N_TRAIN"
     if [ "$N_ZAUG" -gt 0 ]; then   # Z-Aug = D0 when no sample passes both filters: then it has no rows
-        train_row "$ws" 02_zaug_floor "$BIASED" world.n_train="$((N_TRAIN + N_ZAUG))"
+        train_arm "$ws" 02_zaug_floor floor --n-train "$N_TRAIN" --n "$N_ZAUG"
         train_row "$ws" 03_zaug "data/train_sets=[exp_zf_zaug_w$ws]" world.n_train="$N_TRAIN"
-        train_row "$ws" 04_zaug_ceiling 'data/train_sets=[synthetic_biased,synthetic]' data.combine=augment \
-            world.n_train="$N_TRAIN" data.train_sets.synthetic.limit="$N_ZAUG" +data.train_sets.synthetic.limit_seed=0
+        train_arm "$ws" 04_zaug_ceiling ceiling --n-train "$N_TRAIN" --n "$N_ZAUG"
     fi
-    train_row "$ws" 05_par_floor "$BIASED" world.n_train="$N_PAR"
+    train_arm "$ws" 05_par_floor floor --n-train "$N_TRAIN" --total "$N_PAR"
     train_row "$ws" 06_par_z "data/train_sets=[exp_zf_par_z_w$ws]" world.n_train="$N_TRAIN"
     train_row "$ws" 07_par_ceiling 'data/train_sets=[synthetic]' world.n_train="$N_PAR"
-    train_row "$ws" 08_seq_floor "$BIASED" world.n_train="$N_SEQ"
+    train_arm "$ws" 08_seq_floor floor --n-train "$N_TRAIN" --total "$N_SEQ"
     train_row "$ws" 09_seq_z "data/train_sets=[exp_zf_seq_z_w$ws]" world.n_train="$N_TRAIN"
     train_row "$ws" 10_seq_ceiling 'data/train_sets=[synthetic]' world.n_train="$N_SEQ"
-    train_row "$ws" 11_poe_head "$BIASED" world.n_train="$N_TRAIN" model.poe.enabled=true
-    train_row "$ws" 12_poe_frozen "$BIASED" world.n_train="$N_TRAIN" model.poe.enabled=true model.poe.bias_model="$W/hyp_only"
+    train_arm "$ws" 11_poe_head d0 --n-train "$N_TRAIN" -- model.poe.enabled=true
+    train_arm "$ws" 12_poe_frozen d0 --n-train "$N_TRAIN" -- model.poe.enabled=true model.poe.bias_model="$W/hyp_only"
     train_row "$ws" 13_d0_ceiling 'data/train_sets=[synthetic]' world.n_train="$N_TRAIN"
     train_row "$ws" 14_poe_seq_z "data/train_sets=[exp_zf_seq_z_w$ws]" world.n_train="$N_TRAIN" model.poe.enabled=true \
         model.poe.bias_model="$W/hyp_only"
@@ -65,10 +65,10 @@ NOTE="Sizes per world seed: $(for ws in $WORLD_SEEDS; do printf 'world %s: %s; '
 grep -q "zaug_added=0 " "$R"/world*/sizes || "${T[@]}" --out "$HERE/results_zaug.md" --row 01_d0="D0" --row 02_zaug_floor="floor: D0 + N biased" \
     --row 03_zaug="Z-Aug: Z(D_G given D0)" --row 04_zaug_ceiling="ceiling: D0 + N unbiased" --floor 02_zaug_floor \
     --ceiling 04_zaug_ceiling --title "Z-Aug (D0 + N z-filtered samples) on $WORLD" --note "$NOTE" > /dev/null
-"${T[@]}" --out "$HERE/results_par_z.md" --row 05_par_floor="floor: M biased" --row 06_par_z="Par-Z: Z(D0) ∪ Z(D_G)" \
+"${T[@]}" --out "$HERE/results_par_z.md" --row 05_par_floor="floor: M biased, from D0" --row 06_par_z="Par-Z: Z(D0) ∪ Z(D_G)" \
     --row 07_par_ceiling="ceiling: M unbiased" --row 01_d0="D0" --floor 05_par_floor --ceiling 07_par_ceiling \
     --title "Par-Z (M pairs) on $WORLD" --note "$NOTE" > /dev/null
-"${T[@]}" --out "$HERE/results_seq_z.md" --row 08_seq_floor="floor: M biased" --row 09_seq_z="Seq-Z: Z(D_G given Z(D0))" \
+"${T[@]}" --out "$HERE/results_seq_z.md" --row 08_seq_floor="floor: M biased, from D0" --row 09_seq_z="Seq-Z: Z(D_G given Z(D0))" \
     --row 10_seq_ceiling="ceiling: M unbiased" --row 14_poe_seq_z="PoE (frozen expert) on Seq-Z" --row 01_d0="D0" \
     --floor 08_seq_floor --ceiling 10_seq_ceiling --title "Seq-Z (M pairs) on $WORLD" --note "$NOTE" > /dev/null
 "${T[@]}" --out "$HERE/results_poe.md" --row 01_d0="floor: D0 (plain training)" --row 11_poe_head="PoE, joint bias head" \
