@@ -1,0 +1,146 @@
+"""experiments/summary.py: the verdict rule on hand-made inputs, the t interval over worlds against values
+computed by hand, the readers on hand-made files, and summary.csv and the README's summary table equal to
+what the committed results files give (so the three can never drift apart). Offline, ~2 s."""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from nliforge.errors import NLIDataError
+
+EXP = Path(__file__).resolve().parents[1] / "experiments"
+sys.path.insert(0, str(EXP))
+import summary  # noqa: E402
+from summary_claims import CLAIMS  # noqa: E402
+from summary_real import R1R4, wilson  # noqa: E402
+from summary_sources import Paired  # noqa: E402
+from summary_stats import Estimate, t_interval, verdict  # noqa: E402
+
+
+def test_t_interval_over_worlds_by_hand():
+    # per-world 1.0 and 5.0: mean 3.0, sd 2.828, t_{0.975,1} = 12.706 -> half-width 12.706 * 2.828 / 1.414 = 25.41
+    e = t_interval([1.0, 5.0])
+    assert (e.estimate, e.n_worlds) == (3.0, 2)
+    assert e.low == pytest.approx(-22.41, abs=0.01) and e.high == pytest.approx(28.41, abs=0.01)
+    # 1..5: sd 1.581, se 0.7071, t_{0.975,4} = 2.776 -> half-width 1.963
+    e = t_interval([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert (e.low, e.high) == (pytest.approx(1.037, abs=1e-3), pytest.approx(4.963, abs=1e-3))
+    one = t_interval([2.0])
+    assert one.n_worlds == 1 and one.estimate == 2.0 and not one.has_interval
+
+
+def world(low: float, high: float, n: int) -> Estimate:
+    return Estimate((low + high) / 2, low, high, n)
+
+
+@pytest.mark.parametrize("e, kw, expected", [
+    (world(0.5, 2.0, 5), {}, "reproduced"),
+    (world(0.5, 2.0, 2), {}, "not shown (n_worlds = 2 < 5)"),
+    (world(0.5, 2.0, 3), {}, "not shown (n_worlds = 3 < 5)"),
+    (world(0.5, 2.0, 3), {"costly": True}, "reproduced, low power (n_worlds = 3 < 5)"),
+    (world(0.5, 2.0, 2), {"costly": True}, "not shown (n_worlds = 2 < 5)"),
+    (world(-1.0, 2.0, 5), {}, "not shown (interval includes 0)"),
+    (world(-1.0, 2.0, 2), {}, "not shown (n_worlds = 2 < 5; interval includes 0)"),
+    (world(-3.0, -1.0, 2), {}, "contradicted"),
+    (world(-3.0, -1.0, 5), {"direction": -1}, "reproduced"),
+    (world(0.5, 2.0, 5), {"direction": -1}, "contradicted"),
+    (world(13.3, 14.6, 2), {"direction": -1, "reference": 4.79}, "contradicted"),
+    (world(3.0, 4.5, 5), {"direction": -1, "reference": 4.79}, "reproduced"),
+    (world(3.0, 5.5, 5), {"direction": -1, "reference": 4.79}, "not shown (interval includes 4.79)"),
+    (Estimate(0.6, n_worlds=1), {}, "not shown (n_worlds = 1 < 5; no interval)"),
+    (Estimate(math.nan, n_worlds=1), {}, "not shown (no estimate)"),
+])
+def test_world_verdict_rule(e, kw, expected):
+    assert verdict("tested", e, **kw) == expected
+
+
+def test_other_kinds_and_real_text_rule():
+    assert verdict("descriptive", world(0.5, 2.0, 5)) == "descriptive"
+    assert verdict("not run", None) == "not run"
+    cal = Estimate(66.8, 61.2, 72.5, 2, (66.4, 67.3))
+    assert verdict("calibration", cal, reference=67, tolerance=2) == "calibrated"
+    assert verdict("calibration", Estimate(68, 0, 99, 2, (66.4, 69.5)), reference=67, tolerance=2) == "not calibrated"
+    # real text (no worlds): every seed's interval and estimate on the stated side
+    assert verdict("tested", Estimate(1.0, 0.2, 2.0, None, (0.8, 1.0, 1.2))) == "reproduced"
+    assert verdict("tested", Estimate(1.0, 0.2, 2.0, None, (0.8, -0.1, 1.2))).startswith("not shown")
+    assert verdict("tested", Estimate(-1.8, -4.6, 1.1, None, (-3, -1, -1)), direction=-1) == \
+        "not shown (interval includes 0)"
+    assert verdict("tested", Estimate(50.0, 48.6, 53.4, None, (50.5, 51.5, 51.5), reference=35.1)) == "reproduced"
+    assert verdict("tested", Estimate(30.0, 28.0, 33.0, None, (30, 29, 31), reference=35.1)) == "contradicted"
+    # a z against its Bonferroni bound: no interval, read against the bound
+    assert verdict("tested", Estimate(14.1, reference=4.63)) == "reproduced"
+    assert verdict("tested", Estimate(3.0, reference=4.63)) == "contradicted"
+
+
+def test_wilson_by_hand():
+    # 0 of 4: centre = (z²/2) / (n + z²) = 1.9208 / 7.8415 = 0.245, half-width the same -> [0, 0.490]
+    assert wilson(0, 4) == (0.0, pytest.approx(0.490, abs=1e-3))
+
+
+def test_paired_reader_by_hand(tmp_path):
+    rows = [("A", 0, 1, 0.50), ("A", 0, 2, 0.52), ("F", 0, 1, 0.48), ("F", 0, 2, 0.50),
+            ("A", 1, 1, 0.60), ("A", 1, 2, 0.62), ("F", 1, 1, 0.54), ("F", 1, 2, 0.56)]
+    frame = pd.DataFrame(rows, columns=["row", "world_seed", "seed", "value"]).assign(eval_set="challenge mean")
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    e = Paired(("t.csv",), "A", "F").read(tmp_path)      # per world +2.0 and +6.0 points
+    assert e.per_unit == (pytest.approx(2.0), pytest.approx(6.0)) and e.n_worlds == 2
+    assert e.estimate == pytest.approx(4.0) and e.low == pytest.approx(4.0 - 25.41, abs=0.01)
+    with pytest.raises(NLIDataError, match="t.csv.*'A'.*'missing'"):
+        Paired(("t.csv",), "A", "missing").read(tmp_path)
+
+
+def test_r1r4_reader(tmp_path):
+    (tmp_path / "real_text").mkdir()
+    (tmp_path / "real_text/results_r1r4.csv").write_text(
+        "experiment,criterion,comparison,on,estimate,low,high,seed1,seed2,seed3,verdict\n"
+        "real_text_r1,R1a,human - mnli,revised (1600),0.031,0.012,0.050,0.02,0.03,0.04,reproduced\n"
+        "real_text_r1,,human - disco,revised (1600),0.010,-0.010,0.030,0.0,0.01,0.02,reported\n")
+    e = R1R4("R1a").read(tmp_path)
+    assert (e.estimate, e.low, e.high, e.n_worlds) == (pytest.approx(3.1), pytest.approx(1.2), pytest.approx(5.0), None)
+    assert verdict("tested", e) == "reproduced"
+
+
+def test_committed_summary_csv_and_readme_table_are_what_the_files_give():
+    text = summary.csv_text([summary.claim_row(c) for c in CLAIMS])
+    assert text == summary.CSV.read_text(), "run python experiments/summary.py"
+    block = summary.render(summary.read_rows(summary.CSV.read_text()))
+    assert block == summary.readme_block(summary.README.read_text()), "run python experiments/summary.py"
+
+
+def test_committed_rows_keep_the_rules():
+    rows = summary.read_rows(summary.CSV.read_text())
+    assert list(rows[0]) == summary.COLUMNS and len(rows) == len(CLAIMS)
+    for r in rows:
+        if r["verdict"].startswith("reproduced") and r["n_worlds"]:
+            n = int(r["n_worlds"])
+            assert n >= 5 or (n >= 3 and "low power" in r["verdict"]), r["claim"]
+    # the world as the unit: WANLI with SmolLM2 at the paper's ratio is +1.0 and +5.0 in its two worlds
+    ratio = next(c for c in CLAIMS if "paper's W-to-D0 ratio" in c.claim)
+    e = ratio.source.read(EXP)
+    assert e.per_unit == (pytest.approx(1.0, abs=0.01), pytest.approx(5.02, abs=0.01))
+    assert e.low < -20 and e.high > 25
+    # WANLI Table 3's MNLI + WANLI vs MNLI numbers, never WANLI alone (+4 / +11 / +9)
+    wanli = [r for r in rows if r["paper"].startswith("WANLI") and "Table 3" in r["paper"]]
+    assert wanli and all("+3.3 Diag." in r["paper_number"] and "+11" not in r["paper_number"] for r in wanli)
+
+
+def test_real_text_verdicts_agree_with_the_committed_ones():
+    """The rule for real text gives the verdicts analysis.py committed (criteria of real_text/README.md)."""
+    committed = pd.read_csv(EXP / "real_text/results.csv")
+    committed = committed[committed["quantity"] == "verdict"]
+    ours: dict[str, set[str]] = {}
+    for c in CLAIMS:
+        if c.file == "real_text/results.csv" and c.kind == "tested":
+            criterion = re.search(r"\((R\d[a-z])[;,)]", c.claim).group(1)
+            ours.setdefault(criterion, set()).add(summary.claim_row(c)["verdict"])
+    for criterion in ("R3a", "R3b", "R2a", "R2b", "R2c"):
+        theirs = committed.loc[committed["criterion"] == criterion, "note"].iloc[0]
+        assert ours[criterion] == {theirs.split(";")[0]}, criterion
+    assert committed.loc[committed["arm"] == "r2d_hyp", "note"].iloc[0] == "not shown"
+    assert ours["R2d"] == {"not shown (interval includes 0)"}
