@@ -36,6 +36,27 @@ def test_demo_uses_its_stand_in_until_a_generator_is_chosen(tmp_path):
     assert not supports_suffix(disco.generator) and "generator_lm" not in disco.pipeline.stages
 
 
+def test_the_run_config_is_resolved_once_into_a_new_read_only_config(tmp_path):
+    from omegaconf import OmegaConf
+    from omegaconf.errors import ReadonlyConfigError
+
+    from nliforge.generate import final_config
+    from nliforge.pipeline.classifier import derived_config
+
+    composed = compose_config("generate", ["pipeline=disco", "experiment=demo", "generator=smollm2",
+                                           "input=synthetic_test"], tmp_path / "run", tmp_path / "cache")
+    before = OmegaConf.to_yaml(composed)
+    final = final_config(composed)
+    assert OmegaConf.to_yaml(composed) == before                 # the composed config is not rewritten
+    assert final.pipeline.stages[0] == "input" and "generator_lm" not in final.pipeline.stages
+    assert "input" not in composed.pipeline.stages and "generator_lm" in composed.pipeline.stages
+    with pytest.raises(ReadonlyConfigError):
+        final.pipeline.stages = []                               # no stage can rewrite it later
+    variant = derived_config(final)                              # a stage's own training config
+    variant.model.max_epochs = 99
+    assert variant.model.max_epochs == 99 and final.model.max_epochs != 99
+
+
 def test_a_chosen_generator_writes_and_judges_the_long_texts(tmp_path):
     demo = resolved(tmp_path, "pipeline=longtext", "experiment=demo")
     assert [g.name for g in demo.pipeline.generators] == ["standin_a", "standin_b"] and demo.pipeline.local_server

@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 
 import hydra
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from nliforge.errors import NLIDataError
 from nliforge.generation.types import GenerationError
@@ -25,10 +25,19 @@ log = logging.getLogger("nliforge.generate")
 FINAL = "dataset.jsonl"
 
 
+def final_config(cfg: DictConfig) -> DictConfig:
+    """The run's config, resolved once before anything runs: the chosen generator (or the demo's stand-in)
+    and `input` applied, then read-only, so no stage can rewrite what config.yaml records (a stage that
+    needs a variant, e.g. the classifier's training config, derives its own copy)."""
+    final = check_input(resolve_generator(cfg))
+    OmegaConf.set_readonly(final, True)
+    return final
+
+
 def generate(cfg: DictConfig) -> dict:
     """Run (or resume) the pipeline; write <run>/dataset.jsonl from the last
     non-side stage; return the manifest."""
-    cfg = check_input(resolve_generator(cfg))            # the chosen generator (or the stand-in); `input`
+    cfg = final_config(cfg)
     configure_process(cfg)                                # thread pools, progress lines
     stages = check_stage_list(list(cfg.pipeline.stages))  # fail before the folder gets any file
     if (cfg.get("register") or {}).get("name"):

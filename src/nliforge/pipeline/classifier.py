@@ -22,11 +22,17 @@ log = logging.getLogger(__name__)
 KEY = "pipeline.classifier.run_dir"
 
 
+def derived_config(cfg: DictConfig) -> DictConfig:
+    """A writable copy of the run's read-only config (generate.final_config), for a stage that trains a model
+    with a variant of it (the classifier, DISCO's teacher, the long-text explainer); interpolations are kept."""
+    return OmegaConf.create(OmegaConf.to_container(cfg, resolve=False))
+
+
 def train_classifier(cfg: DictConfig, out_dir: Path) -> Path:
     """Train the classifier the generate config describes (its data/model/trainer groups) into out_dir."""
     from nliforge.training import train
 
-    sub = cfg.copy()
+    sub = derived_config(cfg)
     with open_dict(sub):
         sub.paths.output_dir = str(out_dir)
         sub.data.save_train_set = True           # the seed pool and exemplar pool

@@ -35,9 +35,9 @@ def _train_sets_node(names) -> dict:
 
 def train_teacher(cfg: DictConfig, settings: DictConfig, out: Path) -> Path:
     """Train a teacher like the task classifier but on `settings.train_sets` (and its own epochs/seed)."""
-    from nliforge.pipeline.classifier import train_classifier
+    from nliforge.pipeline.classifier import derived_config, train_classifier
 
-    sub = cfg.copy()
+    sub = derived_config(cfg)
     with open_dict(sub):
         sub.data.train_sets = _train_sets_node(list(settings.train_sets))
         sub.data.combine = "augment"

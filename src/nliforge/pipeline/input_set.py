@@ -16,6 +16,7 @@ start: they are cheap, and a changed file then reaches the stages after them.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from collections.abc import Sequence
@@ -45,7 +46,8 @@ def refs_of(value: Any) -> list[str]:
 
 def check_input(cfg: DictConfig) -> DictConfig:
     """Before anything is written: `input` given to a pipeline that takes none, or missing where the
-    pipeline needs it, is an error; a given `input` puts the `input` stage first in the stage list."""
+    pipeline needs it, is an error; a given `input` puts the `input` stage first in the stage list (in a new
+    config: `cfg` itself is left as it was)."""
     refs, name = refs_of(cfg.get("input")), str(cfg.pipeline.name)
     accepts = bool(cfg.pipeline.get("accepts_input", False))
     if refs and not accepts:
@@ -56,6 +58,7 @@ def check_input(cfg: DictConfig) -> DictConfig:
         raise NLIDataError(f"input: pipeline {name!r} needs a dataset: input=<run folder | JSONL file | saved "
                            "Hugging Face dataset | training or eval set name> (or a list of them)")
     if refs and INPUT_STAGE not in stages:
+        cfg = copy.deepcopy(cfg)
         with open_dict(cfg):
             cfg.pipeline.stages = [INPUT_STAGE, *stages]
     return cfg

@@ -214,7 +214,9 @@ def explain_train_config(cfg: DictConfig, train_jsonl, out_dir, max_length: int,
     gets max_length + 2 position embeddings), no checkpoints or training dynamics."""
     from omegaconf import OmegaConf, open_dict
 
-    sub = cfg.copy()
+    from nliforge.pipeline.classifier import derived_config
+
+    sub = derived_config(cfg)
     with open_dict(sub):
         sub.paths.output_dir = str(out_dir)
         sub.data.train_sets = {"explain": {"name": "explain", "loader": "jsonl", "path": str(train_jsonl),

@@ -14,6 +14,7 @@ Resolution happens once, before anything is written, so the run's config.yaml re
 
 from __future__ import annotations
 
+import copy
 import logging
 
 from omegaconf import DictConfig, OmegaConf, open_dict
@@ -39,7 +40,9 @@ def stand_in_note(cfg: DictConfig) -> str:
 
 
 def resolve_generator(cfg: DictConfig) -> DictConfig:
-    """The config with the stand-in applied (no generator chosen) or replaced by the chosen one."""
+    """A new config with the stand-in applied (no generator chosen) or replaced by the chosen one; `cfg`
+    itself is left as it was."""
+    cfg = copy.deepcopy(cfg)
     stand_in = cfg.get(STAND_IN)
     with open_dict(cfg):
         if not generator_chosen(cfg):
