@@ -27,8 +27,9 @@ VERDICTS = {
                   "criterion holds (every training seed's interval on the stated side, or the paired t over seeds)",
     "reproduced, low power": f"as reproduced, with {MIN_WORLDS_LOW_POWER} ≤ n_worlds < {MIN_WORLDS}; allowed only "
                              "for a claim whose run costs more than 30 minutes per world on 2 cores",
-    "contradicted": "the interval lies entirely on the wrong side of the reference (an interval needs "
-                    "n_worlds ≥ 2)",
+    "contradicted": "the interval over worlds lies entirely on the wrong side of the reference, with the same "
+                    f"number of worlds `reproduced` needs (n_worlds ≥ {MIN_WORLDS}; ≥ {MIN_WORLDS_LOW_POWER} as "
+                    "`contradicted, low power` for a costly claim); on real text: the interval on the wrong side",
     "not shown": "anything else; the reason in brackets: too few worlds (n_worlds < 5), the interval includes "
                  "the reference, no interval (one world), or no estimate",
     "calibrated": "a calibration (not a claim about a method): every world's value within the target ± the "
@@ -83,14 +84,14 @@ def side(e: Estimate, direction: int = 1, reference: float = 0.0) -> str:
 def _world_verdict(e: Estimate, direction: int, reference: float, costly: bool) -> str:
     n = e.n_worlds or 0
     where = side(e, direction, reference)
-    if where == "wrong":
-        return "contradicted"
-    if where == "right":
+    if where:   # the same number of worlds for a verdict either way
+        word = "reproduced" if where == "right" else "contradicted"
         if n >= MIN_WORLDS:
-            return "reproduced"
+            return word
         if costly and n >= MIN_WORLDS_LOW_POWER:
-            return f"reproduced, low power (n_worlds = {n} < {MIN_WORLDS})"
-        return f"not shown (n_worlds = {n} < {MIN_WORLDS})"
+            return f"{word}, low power (n_worlds = {n} < {MIN_WORLDS})"
+        wrong = "" if where == "right" else "; interval on the wrong side"
+        return f"not shown (n_worlds = {n} < {MIN_WORLDS}{wrong})"
     reasons = [f"n_worlds = {n} < {MIN_WORLDS}"] if n < MIN_WORLDS else []
     reasons.append(f"interval includes {reference:g}" if e.has_interval else "no interval")
     return "not shown (" + "; ".join(reasons) + ")"
