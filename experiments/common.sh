@@ -1,9 +1,13 @@
 # Sourced by experiments/*/run.sh (after HERE is set): the repository root as the working folder,
 # the offline flags, and the scratch folder of an experiment.
 ROOT="$(cd "$HERE/../.." && pwd)"
-# This checkout's code and conf/ (where experiments register their training sets), also for the console
-# scripts, even when `pip install -e` points at another checkout.
-export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
+# The installed nliforge must be this checkout's (`pip install -e .`): its configs ship in the package and
+# registered sets go to the user data home, so nothing else is needed; another checkout's code is refused.
+INSTALLED="$(python -c 'import nliforge, pathlib; print(pathlib.Path(nliforge.__file__).resolve().parents[1])' 2>/dev/null || true)"
+if [ "$INSTALLED" != "$ROOT/src" ]; then
+    echo "$0: the installed nliforge is ${INSTALLED:-missing}, not this checkout ($ROOT/src); run: pip install -e '$ROOT'" >&2
+    exit 2
+fi
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false WANDB_MODE=offline
 cd "$ROOT"
 # Training overrides that change no number: no logger, no saved model, no progress bar.

@@ -10,7 +10,7 @@
 # About 6 minutes on 2 CPU cores.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-source "$HERE/../common.sh"   # ROOT, this checkout first on PYTHONPATH (split.py registers in its conf/), offline flags, cd ROOT
+source "$HERE/../common.sh"   # ROOT, the installed nliforge checked to be this checkout, offline flags, cd ROOT
 WORLD_SEED="${WORLD_SEED:-0}"   # the world (issue 22: at least two); world 0 writes next to this script,
                                 # any other into world<seed>/ here
 if [ "$WORLD_SEED" = 0 ]; then OUT="$HERE"; else OUT="$HERE/world$WORLD_SEED"; mkdir -p "$OUT"; fi

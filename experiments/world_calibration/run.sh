@@ -18,7 +18,7 @@ PHASE="${PHASE:-all}"
 if [ "$PHASE" = all ]; then FRESH="${FRESH:-1}"; else FRESH="${FRESH:-0}"; fi
 scratch world_calibration
 N_TRAIN=6000 N_HELDOUT=1500
-PY=(python -m nliforge.train)   # the checkout's own code (PYTHONPATH or the editable install)
+PY=(python -m nliforge.train)   # the installed (editable) checkout's code, checked by common.sh
 
 # measure NAME "SEEDS" WORLD_OVERRIDES...: build the world, write its held-out biased test, train the
 # hypothesis-only tiny model once per seed; each run's metrics.csv lands in $R/NAME/s<seed>/.
