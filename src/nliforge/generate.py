@@ -13,6 +13,7 @@ from nliforge.errors import NLIDataError
 from nliforge.generation.types import GenerationError
 from nliforge.pipeline.engine import check_stage_list, run_stages, summary_table
 from nliforge.pipeline.input_set import check_input
+from nliforge.pipeline.registry import pipeline_conf_dirs
 from nliforge.pipeline.run_folder import RunFolder
 from nliforge.pipeline.stand_in import resolve_generator
 from nliforge.tracking.generation import log_generation
@@ -39,7 +40,7 @@ def generate(cfg: DictConfig) -> dict:
     non-side stage; return the manifest."""
     cfg = final_config(cfg)
     configure_process(cfg)                                # thread pools, progress lines
-    stages = check_stage_list(list(cfg.pipeline.stages))  # fail before the folder gets any file
+    stages = check_stage_list(list(cfg.pipeline.stages), str(cfg.pipeline.name))  # before the folder gets a file
     if (cfg.get("register") or {}).get("name"):
         from nliforge.review.publish import check_train_set_name
 
@@ -103,7 +104,7 @@ def _hydra_main(cfg: DictConfig) -> None:
 
 def main() -> None:
     """Console script `nliforge-generate`."""
-    run_cli(_hydra_main, CONF_DIR, quiet=True)
+    run_cli(_hydra_main, CONF_DIR, quiet=True, extra_conf=pipeline_conf_dirs)   # pipelines from other packages
 
 
 if __name__ == "__main__":

@@ -13,10 +13,18 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from nliforge.errors import NLIDataError
 from nliforge.data.labels import FLIP_DIRECTIONS
 from nliforge.data.records import Record
-from nliforge.pipeline.shared_stages import classifier_run, generate_from
-from nliforge.pipeline.stages import StageContext, StageOutput, stage
+from nliforge.pipeline.disco_augment import augment_stage
+from nliforge.pipeline.disco_report import disco_report_stage
+from nliforge.pipeline.input_set import input_stage
+from nliforge.pipeline.shared_stages import (GENERATED_FIELDS, PROMPT_FIELDS, classifier_run, classifier_stage,
+                                             generate_from, generator_lm_stage)
+from nliforge.pipeline.stages import RECORD_FIELDS, PipelineSpec, StageContext, StageOutput, stage
 
 ALL_DIRECTIONS = FLIP_DIRECTIONS
+SPAN_FIELDS = ("uid", "source_uid", "start", "end", "text")
+PROMPT_ROW_FIELDS = ("uid", "source_uid", "span_uid", "start", "end", "span_text", "premise", "hypothesis",
+                     "original_label", "target_label", "direction", "form", "prompt", "suffix", "messages",
+                     "prompt_hash", "demo_fillers")   # a disco_prompts row (disco_prompting.build_prompt_rows)
 
 
 def _train_sets_node(names) -> dict:
@@ -47,7 +55,7 @@ def train_teacher(cfg: DictConfig, settings: DictConfig, out: Path) -> Path:
     return train_classifier(sub, out)
 
 
-@stage("disco_teacher")
+@stage("disco_teacher", writes=("uid", "model_dir"))
 def teacher_stage(ctx: StageContext) -> StageOutput:
     """The teacher(s) of the Δ filter: given model folders, or one trained here on `train_sets`."""
     s = ctx.settings
@@ -90,7 +98,7 @@ def _pool(ctx: StageContext) -> list[Record]:
     return labeled
 
 
-@stage("disco_source", inputs=("classifier", "input"))
+@stage("disco_source", inputs=("classifier", "input"), writes=RECORD_FIELDS)
 def source_stage(ctx: StageContext) -> StageOutput:
     """D^s: the classifier's training pairs to perturb: the ambiguous part of the data map (variability
     strictly above the per-label `quantile`, as the cartography paper's top third), or all of them;
@@ -120,7 +128,7 @@ def source_stage(ctx: StageContext) -> StageOutput:
     return StageOutput(rows, drops, count_in=len(pool))
 
 
-@stage("spans", inputs=("disco_source",))
+@stage("spans", inputs=("disco_source",), reads=("uid", "premise"), writes=SPAN_FIELDS)
 def spans_stage(ctx: StageContext) -> StageOutput:
     """Phrase chunks of each premise (character offsets), at most `max_spans` per premise (seeded)."""
     from nliforge.generation.chunker import build_chunker, select_spans
@@ -148,7 +156,8 @@ def _directions(settings: DictConfig) -> list[str]:
     return wanted
 
 
-@stage("disco_prompts", inputs=("disco_source", "spans"))
+@stage("disco_prompts", inputs=("disco_source", "spans"), reads=("premise", "hypothesis", "label", *SPAN_FIELDS),
+       writes=PROMPT_ROW_FIELDS)
 def prompts_stage(ctx: StageContext) -> StageOutput:
     """One prompt per (span, target label) for every configured flip direction."""
     from nliforge.generation.backends import supports_suffix
@@ -169,13 +178,15 @@ def prompts_stage(ctx: StageContext) -> StageOutput:
     return StageOutput(rows, count_in=len(spans), extra=extra)
 
 
-@stage("disco_generate", inputs=("disco_prompts",))
+@stage("disco_generate", inputs=("disco_prompts",), reads=PROMPT_FIELDS, writes=GENERATED_FIELDS)
 def generate_stage(ctx: StageContext) -> StageOutput:
     """Sample phrases for every DISCO prompt through the shared runner and cache."""
     return generate_from(ctx, "disco_prompts")
 
 
-@stage("splice", inputs=("disco_prompts", "disco_generate"))
+@stage("splice", inputs=("disco_prompts", "disco_generate"), writes=RECORD_FIELDS,
+       reads=("source_uid", "start", "end", "span_text", "premise", "hypothesis", "original_label", "target_label",
+              "direction", "form", "prompt_hash", *GENERATED_FIELDS))
 def splice_stage(ctx: StageContext) -> StageOutput:
     """The generated phrase in place of the span, by offsets: a counterfactual Record with the target
     label and its provenance (original pair, span, phrase, direction, generator)."""
@@ -205,7 +216,7 @@ def splice_stage(ctx: StageContext) -> StageOutput:
     return StageOutput(rows, drops, count_in=len(gens))
 
 
-@stage("disco_heuristics", inputs=("disco_prompts", "splice"))
+@stage("disco_heuristics", inputs=("disco_prompts", "splice"), reads=RECORD_FIELDS, writes=RECORD_FIELDS)
 def heuristics_stage(ctx: StageContext) -> StageOutput:
     """The heuristic filter (PRIOR_ART.md, whole-word matching), each drop named by its rule."""
     from collections import Counter
@@ -228,7 +239,8 @@ def heuristics_stage(ctx: StageContext) -> StageOutput:
     return StageOutput(rows, drops, count_in=len(items), extra={"rule_counts": dict(counts)})
 
 
-@stage("teacher_filter", inputs=("disco_teacher", "disco_heuristics"))
+@stage("teacher_filter", inputs=("disco_teacher", "disco_heuristics"), reads=("model_dir", *RECORD_FIELDS),
+       writes=RECORD_FIELDS)
 def teacher_filter_stage(ctx: StageContext) -> StageOutput:
     """Keep a counterfactual when Δ = p(l′|P′,H) − p(l′|P,H), averaged over teachers, exceeds the threshold."""
     import numpy as np
@@ -256,3 +268,9 @@ def teacher_filter_stage(ctx: StageContext) -> StageOutput:
         row = {**r, "meta": {**r["meta"], "scores": {**r["meta"].get("scores", {}), **scores}}}
         (rows.append(row) if delta[i] > float(s.threshold) else drops.append((r["uid"], "below_delta")))
     return StageOutput(rows, drops, count_in=len(items), extra={"threshold": float(s.threshold)})
+
+
+PIPELINE = PipelineSpec(   # DISCO §3, §5.1; `input` with input=, `generator_lm` for the offline demo
+    "disco", (classifier_stage, teacher_stage, source_stage, spans_stage, prompts_stage, generate_stage, splice_stage,
+              heuristics_stage, teacher_filter_stage, augment_stage, disco_report_stage),
+    optional=(input_stage, generator_lm_stage), generator_slots=("generator",))

@@ -13,7 +13,7 @@ from nliforge.data.combine import augmentation_sets
 from nliforge.data.jsonl import write_jsonl
 from nliforge.data.records import record_from_mapping
 from nliforge.pipeline.shared_stages import classifier_run
-from nliforge.pipeline.stages import StageContext, StageOutput, stage
+from nliforge.pipeline.stages import RECORD_FIELDS, StageContext, StageOutput, stage
 
 log = logging.getLogger(__name__)
 REGISTERED = ("counterfactuals", "augmented", "train")
@@ -24,7 +24,8 @@ def default_set_name(run_dir: Path) -> str:
     return "disco_" + re.sub(r"[^A-Za-z0-9_]", "_", Path(run_dir).resolve().name)
 
 
-@stage("augment", inputs=("classifier", "disco_source", "teacher_filter"), side=True)
+@stage("augment", inputs=("classifier", "disco_source", "teacher_filter"), side=True, reads=RECORD_FIELDS,
+       writes=("uid", "path", "count", "train_set"))
 def augment_stage(ctx: StageContext) -> StageOutput:
     """Write the four sets; register three of them as named training sets when `register` is on."""
     from nliforge.data.register import register_train_set

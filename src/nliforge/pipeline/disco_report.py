@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from nliforge.data.labels import FLIP_DIRECTIONS as ALL_DIRECTIONS
 from nliforge.data.labels import LABELS
-from nliforge.pipeline.disco import ALL_DIRECTIONS
 from nliforge.pipeline.stages import StageContext, StageOutput, stage
 
 COUNTED = ("disco_prompts", "disco_generate", "splice", "disco_heuristics", "teacher_filter")
@@ -91,7 +91,9 @@ def render(report: Mapping) -> str:
     return "\n".join(lines) + f"\n\nHeuristic drops by rule: {rules}.\n"
 
 
-@stage("disco_report", inputs=COUNTED, side=True)
+@stage("disco_report", inputs=COUNTED, side=True,
+       reads=("uid", "direction", "prompt_uid", "premise", "hypothesis", "label", "meta"),
+       writes=("uid", "counts", "lfr", "slfr", "reviewed", "self_bleu", "distance"))
 def disco_report_stage(ctx: StageContext) -> StageOutput:
     """Per-direction counts and the Table 1 metrics of the accepted counterfactuals."""
     from nliforge.utils.atomic import atomic_write_text

@@ -10,33 +10,24 @@ from collections.abc import Mapping, Sequence
 
 from omegaconf import DictConfig
 
-from nliforge.errors import NLIDataError
+from nliforge.pipeline.registry import load_pipeline
 from nliforge.pipeline.run_folder import RunFolder
-from nliforge.pipeline.stages import STAGES, Stage, StageContext
+from nliforge.pipeline.stages import Stage, StageContext
 
 log = logging.getLogger("nliforge.generate")
 
 
-def _load_stage_modules() -> None:
-    """Import every pipeline module, which registers its stages in `STAGES` (`nliforge.pipeline.stages`);
-    here rather than at the top so that importing the engine stays cheap."""
-    from nliforge.pipeline import (  # noqa: F401  (registration on import)
-        disco, disco_augment, disco_report, input_set, longtext, shared_stages, wanli, zaug, zfilter_set)
-
-
-def check_stage_list(names: Sequence[str]) -> list[Stage]:
-    """The Stage objects for `pipeline.stages`, in order; unknown names fail with the valid ones."""
-    _load_stage_modules()
-    unknown = [n for n in names if n not in STAGES]
-    if unknown:
-        raise NLIDataError(f"pipeline.stages: unknown stage(s) {unknown}; valid: {', '.join(sorted(STAGES))}")
-    return [STAGES[n] for n in names]
+def check_stage_list(names: Sequence[str], pipeline: str) -> list[Stage]:
+    """The Stage objects for `pipeline.stages`, in order, from the registered pipeline `pipeline`
+    (nliforge.pipeline.registry): an unknown stage, or one reading a field no stage before it writes,
+    fails here with the pipeline's valid stages or the missing fields."""
+    return load_pipeline(pipeline).resolve(names)
 
 
 def run_stages(cfg: DictConfig, folder: RunFolder) -> dict:
     """Run (or skip, when current) each configured stage; returns the final manifest."""
     names = list(cfg.pipeline.stages)
-    stages = check_stage_list(names)
+    stages = check_stage_list(names, str(cfg.pipeline.name))
     for st in stages:
         inputs = [name for name in st.inputs if name in names]   # an optional input this pipeline lacks is none
         if not st.rerun and folder.is_current(st.name, inputs):

@@ -28,7 +28,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from nliforge.errors import NLIDataError
 from nliforge.data.jsonl import read_jsonl, records_digest
 from nliforge.data.records import Record, record_from_mapping
-from nliforge.pipeline.stages import StageContext, StageOutput, stage
+from nliforge.pipeline.stages import RECORD_FIELDS, StageContext, StageOutput, stage
 
 INPUT_STAGE = "input"
 FINAL = "dataset.jsonl"
@@ -155,7 +155,7 @@ def load_refs(refs: Sequence[str], cfg: DictConfig, where: str) -> tuple[list[Re
     return records, drops, provenance
 
 
-@stage(INPUT_STAGE, rerun=True)
+@stage(INPUT_STAGE, rerun=True, writes=RECORD_FIELDS)
 def input_stage(ctx: StageContext) -> StageOutput:
     """The records of `input` (one reference or a list), with their provenance in manifest.json `input`."""
     records, drops, provenance = load_refs(refs_of(ctx.cfg.get("input")), ctx.cfg, "input")

@@ -30,14 +30,16 @@ from nliforge.generation.longtext_prompts import (LABEL_TERMS, LABELS, longtext_
                                                   read_statements)
 from nliforge.generation.prompts import prompt_hash
 from nliforge.generation.types import Failure, GenerationRequest
-from nliforge.pipeline.shared_stages import CACHE_FILE, merge_ledger, request_seed
-from nliforge.pipeline.stages import StageContext, StageOutput, stage
+from nliforge.pipeline.shared_stages import CACHE_FILE, PROMPT_FIELDS, merge_ledger, request_seed
+from nliforge.pipeline.stages import RECORD_FIELDS, PipelineSpec, StageContext, StageOutput, stage
 from nliforge.utils.atomic import atomic_write_text
 
 log = logging.getLogger("nliforge.generate")
 
 STAND_IN_NOTE = ("Generated and judged by the local stand-in server (nliforge.generation.stand_in.responders), "
                  "not by real LLMs: the numbers only show that the pipeline works.")
+PROMPT_ROW = ("uid", "statement_uid", "statement", "label", "prompt", "messages", "prompt_hash")
+ANSWER_ROW = ("uid", "prompt_uid", "generator", "model", "text", "finish_reason")   # one per prompt and LLM
 
 
 def generator_nodes(cfg: DictConfig) -> list[dict]:
@@ -67,7 +69,7 @@ def pointed_at(node: Mapping, base_url: str | None) -> dict:
     return dict(node) if base_url is None else {**node, "base_url": base_url, "api_key_env": None}
 
 
-@stage("statements")
+@stage("statements", writes=("uid", "text"))
 def statements_stage(ctx: StageContext) -> StageOutput:
     """Context statements from `path` (text or JSONL) or the shipped default set; `limit` keeps the first n."""
     texts = read_statements(ctx.settings.get("path"))
@@ -78,7 +80,7 @@ def statements_stage(ctx: StageContext) -> StageOutput:
     return StageOutput(rows, drops, count_in=len(texts))
 
 
-@stage("longtext_prompts", inputs=("statements",))
+@stage("longtext_prompts", inputs=("statements",), reads=("uid", "text"), writes=PROMPT_ROW)
 def longtext_prompts_stage(ctx: StageContext) -> StageOutput:
     """One prompt (and its chat variant) per statement and intended label."""
     statements = ctx.rows("statements")
@@ -102,7 +104,7 @@ def _requests(prompts: list[dict], gen: Mapping, ctx: StageContext) -> list[Gene
                               seed=request_seed(seed, f"{p['prompt_hash']}:{name}", 0)) for p in prompts]
 
 
-@stage("longtext_generate", inputs=("longtext_prompts",))
+@stage("longtext_generate", inputs=("longtext_prompts",), reads=PROMPT_FIELDS, writes=ANSWER_ROW)
 def longtext_generate_stage(ctx: StageContext) -> StageOutput:
     """Every prompt through every generator; answers are cached as they arrive (resume = no resend)."""
     from nliforge.generation.stand_in.responders import longtext_responder
@@ -124,7 +126,8 @@ def longtext_generate_stage(ctx: StageContext) -> StageOutput:
     return StageOutput(rows, drops, count_in=len(prompts) * len(models))
 
 
-@stage("longtext_validate", inputs=("longtext_prompts", "longtext_generate"))
+@stage("longtext_validate", inputs=("longtext_prompts", "longtext_generate"), reads=(*PROMPT_ROW, *ANSWER_ROW),
+       writes=RECORD_FIELDS)
 def longtext_validate_stage(ctx: StageContext) -> StageOutput:
     """Instruction-following checks (filtering/longtext.py); passing answers become NLI records."""
     from nliforge.filtering.longtext import LongTextRules, check_longtext
@@ -159,7 +162,8 @@ def validated_counts(generated: list[dict], validated: list[Record]) -> dict[str
     return {k: (v[0], v[1]) for k, v in out.items()}
 
 
-@stage("rubric", inputs=("longtext_generate", "longtext_validate"))
+@stage("rubric", inputs=("longtext_generate", "longtext_validate"), reads=("generator", *RECORD_FIELDS),
+       writes=RECORD_FIELDS)
 def rubric_stage(ctx: StageContext) -> StageOutput:
     """The LLM judge's 1-10 rubric scores per record (in meta.rubric), rubric_judgements.jsonl, and the
     per-model summary (rubric.md, rubric.png) in the run folder."""
@@ -184,7 +188,6 @@ def rubric_stage(ctx: StageContext) -> StageOutput:
     rows = [{**r.to_dict(), "meta": {**r.meta, "rubric": scores.get(r.uid)}} for r in records]
     unscored = sum(1 for r in records if not scores.get(r.uid))
     return StageOutput(rows, count_in=len(records), extra={"unscored": unscored, "judge": str(judge.get("model"))})
-
 
 
 def explain_training_records(records: list[Record], train_path: str | None) -> tuple[list[Record], str]:
@@ -247,7 +250,8 @@ def predicted_labels(model_dir, pairs, max_length: int) -> list[dict]:
             for probs in predict_probs(model_dir, pairs, batch_size=1, max_length=max_length, progress=False)]
 
 
-@stage("explain", inputs=("longtext_validate",), side=True)
+@stage("explain", inputs=("longtext_validate",), side=True, reads=RECORD_FIELDS,
+       writes=("uid", "intended_label", "model", "predicted_label", "probs", "html", "pngs"))
 def explain_stage(ctx: StageContext) -> StageOutput:
     """A small classifier and token attributions (seed 004's last step). Writes <run>/explain/train.jsonl
     (see explain_training_records: the intended labels unless `train_path` names a reviewed JSONL),
@@ -291,3 +295,8 @@ def explain_stage(ctx: StageContext) -> StageOutput:
                        extra={"train_size": len(train_records), "labels_from": label_source, "method": method,
                               "long_inputs": long_inputs, "max_length": max_length,
                               "classifier": str((model_dir / "model").relative_to(root))})
+
+
+PIPELINE = PipelineSpec("longtext", (statements_stage, longtext_prompts_stage, longtext_generate_stage,  # NLI-Set
+                                     longtext_validate_stage, rubric_stage), optional=(explain_stage,),  # explain: last
+                        generator_slots=("pipeline.generators", "pipeline.rubric.judge"))

@@ -14,6 +14,8 @@ from nliforge.pipeline.classifier import ClassifierRun, train_classifier
 from nliforge.pipeline.stages import StageContext, StageOutput, stage
 
 CACHE_FILE = "llm_cache.sqlite"
+PROMPT_FIELDS = ("uid", "prompt", "prompt_hash")   # what `generate_from` reads of a prompt row
+GENERATED_FIELDS = ("uid", "prompt_uid", "sample", "text", "finish_reason")   # and writes per sample
 
 
 def classifier_dir(cfg: DictConfig) -> Path:
@@ -26,7 +28,7 @@ def classifier_run(cfg: DictConfig) -> ClassifierRun:
     return ClassifierRun(classifier_dir(cfg))
 
 
-@stage("classifier")
+@stage("classifier", writes=("uid", "run_dir", "train_examples", "epochs"))
 def classifier_stage(ctx: StageContext) -> StageOutput:
     """Train the task model with the config's data/model/trainer groups, unless one is given."""
     out = classifier_dir(ctx.cfg)
@@ -38,7 +40,7 @@ def classifier_stage(ctx: StageContext) -> StageOutput:
                          "epochs": len(run.epoch_files())}], count_in=n)
 
 
-@stage("generator_lm")
+@stage("generator_lm", writes=("uid", "path", "documents"))
 def generator_lm_stage(ctx: StageContext) -> StageOutput:
     """The offline demo's generator: a tiny causal LM trained on world pairs in the pipeline's prompt
     format (`documents`: wanli pattern prompts, or disco fill-in-the-blank prompts) from the world
@@ -88,7 +90,7 @@ def build_requests(prompts: list[dict], settings: DictConfig, chat: bool, run_se
     return requests
 
 
-@stage("generate", inputs=("prompts",))
+@stage("generate", inputs=("prompts",), reads=PROMPT_FIELDS, writes=GENERATED_FIELDS)
 def generate_stage(ctx: StageContext) -> StageOutput:
     """Sample completions for every prompt; answers are cached as they arrive (resume = no resend)."""
     return generate_from(ctx, "prompts")

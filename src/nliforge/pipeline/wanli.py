@@ -12,8 +12,11 @@ from omegaconf import DictConfig, OmegaConf
 
 from nliforge.errors import NLIDataError
 from nliforge.data.records import Record
-from nliforge.pipeline.shared_stages import classifier_run
-from nliforge.pipeline.stages import StageContext, StageOutput, stage
+from nliforge.pipeline.shared_stages import (GENERATED_FIELDS, classifier_run, classifier_stage, generate_stage,
+                                             generator_lm_stage)
+from nliforge.pipeline.stages import RECORD_FIELDS, PipelineSpec, StageContext, StageOutput, stage
+
+PAIR = ("uid", "premise", "hypothesis", "meta")   # what the filters read of a generated record
 
 
 def _exclusions(settings: DictConfig) -> dict[str, list[str]]:
@@ -40,7 +43,7 @@ def exemplar_pool(ctx: StageContext) -> tuple[list[Record], list[tuple[str, str]
     return pool, drops
 
 
-@stage("seeds", inputs=("classifier",))
+@stage("seeds", inputs=("classifier",), writes=RECORD_FIELDS)
 def seeds_stage(ctx: StageContext) -> StageOutput:
     """Per gold label, the examples whose variability is strictly above the label's quantile."""
     from nliforge.cartography.seeds import select_seeds
@@ -73,7 +76,8 @@ def over_cap(chosen: set[str], by_uid: Mapping[str, Record], cap, seed: int) -> 
     return over
 
 
-@stage("exemplars", inputs=("classifier", "seeds"))
+@stage("exemplars", inputs=("classifier", "seeds"), reads=("uid",),
+       writes=("uid", "label", "group_uids", "examples", "similarities"))
 def exemplars_stage(ctx: StageContext) -> StageOutput:
     """For each seed, its k nearest same-label neighbours by [CLS] cosine; the seed comes last."""
     from nliforge.generation.exemplars import encode_cls, exemplar_groups, same_label_neighbours
@@ -103,7 +107,8 @@ def exemplars_stage(ctx: StageContext) -> StageOutput:
     return StageOutput(rows, drops, count_in=len(seeds), extra={"skipped": int(skipped)})
 
 
-@stage("prompts", inputs=("exemplars",))
+@stage("prompts", inputs=("exemplars",), reads=("uid", "label", "examples", "group_uids"),
+       writes=("uid", "label", "prompt", "prompt_hash", "messages", "seed_uid", "neighbour_uids", "examples"))
 def prompts_stage(ctx: StageContext) -> StageOutput:
     """The Fig. 2 prompt per group (and its chat variant, used when generator.chat is true)."""
     from nliforge.generation.prompts import prompt_hash, wanli_chat_messages, wanli_prompt
@@ -118,7 +123,8 @@ def prompts_stage(ctx: StageContext) -> StageOutput:
     return StageOutput(rows, count_in=len(rows))
 
 
-@stage("parse", inputs=("prompts", "generate"))
+@stage("parse", inputs=("prompts", "generate"), writes=RECORD_FIELDS,
+       reads=("label", "seed_uid", "neighbour_uids", "prompt_hash", *GENERATED_FIELDS))
 def parse_stage(ctx: StageContext) -> StageOutput:
     """Split each completion into premise and hypothesis; anything else is dropped with its reason."""
     from nliforge.generation.parse import parse_completion
@@ -143,7 +149,7 @@ def parse_stage(ctx: StageContext) -> StageOutput:
     return StageOutput(rows, drops, count_in=len(gens))
 
 
-@stage("heuristics", inputs=("prompts", "parse"))
+@stage("heuristics", inputs=("prompts", "parse"), reads=("examples", *PAIR), writes=RECORD_FIELDS)
 def heuristics_stage(ctx: StageContext) -> StageOutput:
     """Quote/bracket clean-up, then the four §2.3 rules on the cleaned pair (each drop named by rule)."""
     from nliforge.filtering.heuristics import filter_pairs
@@ -157,7 +163,7 @@ def heuristics_stage(ctx: StageContext) -> StageOutput:
     return StageOutput(rows, drops, count_in=len(parsed))
 
 
-@stage("variability", inputs=("classifier", "heuristics"))
+@stage("variability", inputs=("classifier", "heuristics"), reads=PAIR, writes=RECORD_FIELDS)
 def variability_stage(ctx: StageContext) -> StageOutput:
     """Estimated max variability over the classifier's epoch checkpoints; keep the top fraction,
     the same number per intended label (`select: random`: a random fraction instead, the ablation)."""
@@ -179,3 +185,9 @@ def variability_stage(ctx: StageContext) -> StageOutput:
         meta = {**r["meta"], "scores": {**r["meta"].get("scores", {}), "est_max_variability": float(scores[i])}}
         (rows.append({**r, "meta": meta}) if i in keep else drops.append((r["uid"], "below_variability_cut")))
     return StageOutput(rows, drops, count_in=len(items), extra={"epochs": int(probs.shape[0]) if items else 0})
+
+
+PIPELINE = PipelineSpec(   # WANLI §2; `generator_lm` trains the offline demo's stand-in generator
+    "wanli", (classifier_stage, seeds_stage, exemplars_stage, prompts_stage, generate_stage, parse_stage,
+              heuristics_stage, variability_stage),
+    optional=(generator_lm_stage,), generator_slots=("generator",))

@@ -11,9 +11,12 @@ from omegaconf import OmegaConf
 
 from nliforge.data.records import Record
 from nliforge.generation.types import Failure, GenerationRequest, Sampling
-from nliforge.pipeline.shared_stages import CACHE_FILE, classifier_run, merge_ledger, request_seed
-from nliforge.pipeline.stages import StageContext, StageOutput, stage
+from nliforge.pipeline.shared_stages import CACHE_FILE, classifier_run, classifier_stage, merge_ledger, request_seed
+from nliforge.pipeline.stages import RECORD_FIELDS, PipelineSpec, StageContext, StageOutput, stage
 from nliforge.pipeline.stand_in import stand_in_note
+
+
+SAMPLE_FIELDS = ("uid", "premise", "label", "hypothesis", "variant", "sample")   # a zaug_sample row
 
 
 def zfilter_ties(settings, key: str) -> str:
@@ -24,7 +27,7 @@ def zfilter_ties(settings, key: str) -> str:
     return check_ties(str(settings.get("ties", "name")), f"{key}.ties")
 
 
-@stage("zaug_generator", inputs=("classifier",))
+@stage("zaug_generator", inputs=("classifier",), writes=("uid", "path", "lam"))
 def generator_stage(ctx: StageContext) -> StageOutput:
     """One generator per variant (name -> λ), trained on the classifier's training set D0."""
     from nliforge.models.generator_train import train_generator
@@ -39,7 +42,8 @@ def generator_stage(ctx: StageContext) -> StageOutput:
     return StageOutput(rows, count_in=len(d0))
 
 
-@stage("zaug_debias", inputs=("classifier", "zaug_generator"))
+@stage("zaug_debias", inputs=("classifier", "zaug_generator"), reads=("uid", "path"),
+       writes=("uid", "path", "lam", "debiased", "n_z", "n_z_minus"))
 def debias_stage(ctx: StageContext) -> StageOutput:
     """§4.1: G -> G*. z-filter D0 into Z(D0) and Z⁻(D0), then fine-tune each listed generator with
     L_debias = L_MLE(Z(D0)) + α·L_UL(Z⁻(D0)), the unlikelihood only on the tokens of every feature of
@@ -72,7 +76,7 @@ def generator_rows(ctx: StageContext) -> list[dict]:
     return ctx.rows("zaug_debias" if "zaug_debias" in ctx.cfg.pipeline.stages else "zaug_generator")
 
 
-@stage("zaug_sample", inputs=("zaug_generator", "zaug_debias"))
+@stage("zaug_sample", inputs=("zaug_generator", "zaug_debias"), reads=("uid", "path"), writes=SAMPLE_FIELDS)
 def sample_stage(ctx: StageContext) -> StageOutput:
     """`n_samples` whole (premise, label, hypothesis) instances per generator, through the runner."""
     from nliforge.generation.backends.nli_generator import NLIGeneratorBackend
@@ -109,7 +113,7 @@ def sample_stage(ctx: StageContext) -> StageOutput:
     return StageOutput(rows, drops, count_in=total)
 
 
-@stage("confidence", inputs=("classifier", "zaug_sample"))
+@stage("confidence", inputs=("classifier", "zaug_sample"), reads=SAMPLE_FIELDS, writes=RECORD_FIELDS)
 def confidence_stage(ctx: StageContext) -> StageOutput:
     """Keep samples whose teacher probability of their own label exceeds τ; report, per variant,
     label consistency (how often the teacher's argmax is the generated label)."""
@@ -135,19 +139,16 @@ def confidence_stage(ctx: StageContext) -> StageOutput:
     return StageOutput(rows, drops, count_in=len(samples), extra={"label_consistency": consistency})
 
 
-@stage("zfilter", inputs=("classifier", "zaug_sample", "confidence", "input", "zfilter_seed"))
+@stage("zfilter", inputs=("classifier", "zaug_sample", "confidence"), reads=("variant", *RECORD_FIELDS),
+       writes=RECORD_FIELDS)
 def zfilter_stage(ctx: StageContext) -> StageOutput:
     """z-filter with the configured recipe; the biased features before/after go to zaug_report.md
     (with D0's biases in the samples before and after the confidence filter), and a before/after
-    plot per label to zaug_plots/bias_<label>.png. In a pipeline with an `input` stage (pipeline=zfilter)
-    it filters that input instead, given the `zfilter_seed` set (`nliforge.pipeline.zfilter_set`)."""
+    plot per label to zaug_plots/bias_<label>.png. (`pipeline=zfilter` has a `zfilter` stage of its own
+    that filters its `input`: nliforge.pipeline.zfilter_set.)"""
     from nliforge.pipeline.zaug_report import biased_report, run_recipe
 
     s = ctx.settings
-    if "input" in ctx.cfg.pipeline.stages:
-        from nliforge.pipeline.zfilter_set import zfilter_input
-
-        return zfilter_input(ctx, zfilter_ties(s, "pipeline.zfilter"))
     d0 = [r for r in classifier_run(ctx.cfg).train_records() if r.label is not None]
     gen = [Record(**r) for r in ctx.rows("confidence") if r["meta"]["variant"] == str(s.variant)]
     samples = [Record(r["uid"], r["premise"], r["hypothesis"], r["label"])
@@ -160,3 +161,8 @@ def zfilter_stage(ctx: StageContext) -> StageOutput:
                            plot_note=stand_in_note(ctx.cfg))
     drops = [(r.uid, f"zfilter:{r.meta['zfilter']['feature']}") for r in rejected]
     return StageOutput([r.to_dict() for r in kept], drops, count_in=len(d0) + len(gen), extra=report)
+
+
+PIPELINE = PipelineSpec(   # Z-Aug §3-4; `zaug_debias` (§4.1, G -> G*) goes after zaug_generator when wanted
+    "zaug", (classifier_stage, generator_stage, sample_stage, confidence_stage, zfilter_stage),
+    optional=(debias_stage,), generator_slots=("pipeline.generator_model",))

@@ -1,7 +1,7 @@
 """`nliforge-generate pipeline=zfilter input=<set>`: z-filtering (seed 002 §3.2, Algorithm 1) of any
 set in the data model, unconditional, Z(input), or conditional on a seed set, Z(input | seed), with
-the recipes of §4.2 (`run_recipe`). The `zfilter` stage (registered in zaug.py, shared with the Z-Aug
-pipeline) comes here when the pipeline has an `input` stage; `zfilter_seed` loads the seed set.
+the recipes of §4.2 (`run_recipe`). This pipeline's `zfilter` stage filters the `input` stage's records
+(the Z-Aug pipeline has a `zfilter` stage of its own, in zaug.py); `zfilter_seed` loads the seed set.
 
 Choices: candidates whose uid is in the seed are dropped ("in_seed": a seed record is not filtered
 against itself); the candidates are shuffled (`shuffle`, seeded) because Algorithm 1 is order-dependent
@@ -19,13 +19,13 @@ from pathlib import Path
 
 from nliforge.errors import NLIDataError
 from nliforge.data.records import Record
-from nliforge.pipeline.input_set import INPUT_STAGE, input_records, load_refs, refs_of
-from nliforge.pipeline.stages import StageContext, StageOutput, stage
+from nliforge.pipeline.input_set import INPUT_STAGE, input_records, input_stage, load_refs, refs_of
+from nliforge.pipeline.stages import RECORD_FIELDS, PipelineSpec, StageContext, StageOutput, stage
 
 SEED_STAGE = "zfilter_seed"
 
 
-@stage(SEED_STAGE, rerun=True)
+@stage(SEED_STAGE, rerun=True, writes=RECORD_FIELDS)
 def seed_stage(ctx: StageContext) -> StageOutput:
     """The seed set of conditional z-filtering (`pipeline.zfilter_seed.set`: any `input` reference or a
     list; null: none, and z-filtering is unconditional); its provenance goes to manifest.json `zfilter_seed`."""
@@ -91,4 +91,14 @@ def zfilter_input(ctx: StageContext, ties: str) -> StageOutput:
     return StageOutput([r.to_dict() for r in out], drops, count_in=count_in, extra=extra)
 
 
-__all__ = ["INPUT_STAGE", "SEED_STAGE", "seed_stage", "zfilter_input"]
+@stage("zfilter", inputs=(INPUT_STAGE, SEED_STAGE), reads=RECORD_FIELDS, writes=RECORD_FIELDS)
+def zfilter_stage(ctx: StageContext) -> StageOutput:
+    """z-filter the input with the configured recipe, conditional on the seed set when there is one."""
+    from nliforge.filtering.zstats import check_ties
+
+    return zfilter_input(ctx, check_ties(str(ctx.settings.get("ties", "name")), "pipeline.zfilter.ties"))
+
+
+PIPELINE = PipelineSpec("zfilter", (input_stage, seed_stage, zfilter_stage))   # Z-Aug §3.2, Algorithm 1
+
+__all__ = ["INPUT_STAGE", "PIPELINE", "SEED_STAGE", "seed_stage", "zfilter_input", "zfilter_stage"]

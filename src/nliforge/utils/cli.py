@@ -182,9 +182,11 @@ def help_groups() -> str:
     return "\n".join(lines)
 
 
-def run_cli(hydra_main: Callable[[], None], conf_dir: str | Path, quiet: bool = False) -> None:
-    """Add the user config folders to the search path, validate group choices, then hand over to
-    the Hydra entry point. `quiet`: one line per Lightning message, no tips (nliforge.utils.quiet).
+def run_cli(hydra_main: Callable[[], None], conf_dir: str | Path, quiet: bool = False,
+            extra_conf: Callable[[], Sequence[Path]] | None = None) -> None:
+    """Add the user config folders (and `extra_conf()`'s, e.g. the config folders of pipelines from other
+    packages) to the search path, validate group choices, then hand over to the Hydra entry point.
+    `quiet`: one line per Lightning message, no tips (nliforge.utils.quiet).
 
     Hydra's own errors (an unknown key, a bad override) become one `error:` line, exit 2: Hydra is told to
     raise them (HYDRA_FULL_ERROR) unless the user set that variable to see the full trace."""
@@ -193,7 +195,8 @@ def run_cli(hydra_main: Callable[[], None], conf_dir: str | Path, quiet: bool = 
     try:
         from nliforge.utils.home import user_conf_dir
 
-        sys.argv[1:] = with_user_config_path(sys.argv[1:], extra=[user_conf_dir(create=True)])
+        extra = [user_conf_dir(create=True), *(extra_conf() if extra_conf else ())]
+        sys.argv[1:] = with_user_config_path(sys.argv[1:], extra=extra)
         check_group_choices(sys.argv[1:], conf_dir)
     except NLIDataError as err:
         print(f"error: {err}", file=sys.stderr)
