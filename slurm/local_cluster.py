@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Start and stop a real one-node Slurm cluster on this machine, for tests (tests/test_slurm.py).
+"""Start and stop a real one-node Slurm cluster on this machine, for tests (tests/project/test_slurm.py).
 
     python slurm/local_cluster.py start /tmp/slurm   # prints the environment to use it
     python slurm/local_cluster.py stop /tmp/slurm

@@ -7,7 +7,7 @@ Two modes (PRIOR_ART: both are legitimate, so it is a setting and recorded in me
   forward pass. Needs ``training_step`` to return ``{"loss": ..., "probs": (B, 3) detached}``
   and batches with ``uid`` (list of str) and ``labels`` (gold ids, -1 = unlabeled). The batches'
   probabilities and labels stay on the device until the epoch ends, then go to the host in one
-  copy: no host-device synchronisation per training step (``tests/test_host_sync.py``).
+  copy: no host-device synchronisation per training step (``tests/models/test_host_sync.py``).
 * ``checkpoint`` — WANLI's way: at the end of each epoch score the whole set with that
   epoch's final weights in eval mode, from ``trainer.datamodule.dynamics_dataloader()`` via
   ``pl_module.predict_probs(batch) -> (B, 3)``.

@@ -79,7 +79,7 @@ class PadCollator:
     (e.g. [32, 64, 128]) pads each batch to the smallest listed width >= its (rounded) longest row,
     so a whole run sees only those few widths; a batch longer than every bucket keeps its own
     rounded width. The attention mask makes the extra padding inert: the loss and gradients equal
-    the pad-to-longest path's (tests/test_backbone.py).
+    the pad-to-longest path's (tests/models/test_backbone.py).
     """
 
     def __init__(self, pad_token_id: int, pad_to_multiple_of: int | None = None,

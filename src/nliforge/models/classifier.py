@@ -19,7 +19,7 @@ def progress_bar_drawn(module: L.LightningModule) -> bool:
     """Whether the module's trainer draws a progress bar. Lightning turns every value logged with
     `prog_bar=True` into a Python number after every step, bar or no bar (Lightning issue 21232):
     on a GPU that is a host-device synchronisation per step, so training losses go to the bar only
-    when there is one (`tests/test_host_sync.py`)."""
+    when there is one (`tests/models/test_host_sync.py`)."""
     trainer = getattr(module, "_trainer", None)
     return trainer is not None and trainer.progress_bar_callback is not None
 

@@ -6,7 +6,7 @@ rubric is refused. `GET /api/config` tells the page which mode it is in and the 
 
 Store calls are blocking SQLite transactions, so they run on worker threads (`asyncio.to_thread`);
 the store keeps one connection per thread. Every answer is JSON; errors are `{"error": message}`, a 4xx
-for anything a client can send (tests/test_fuzz.py). The server's guard (server.py, csrf.py) has
+for anything a client can send (tests/data/test_fuzz.py). The server's guard (server.py, csrf.py) has
 already checked the Host, the tokens, the origin and the content type before a handler runs.
 """
 

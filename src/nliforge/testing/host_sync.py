@@ -4,7 +4,7 @@ On a GPU, turning a device tensor into a Python value (`.item()`, `.tolist()`, `
 makes the host wait until the GPU has finished everything queued; once per training step, that
 stops the host from launching the next step while the GPU works. On a CPU the same calls cost
 nothing, but they are the same calls: counting them per step (here, with a TorchFunctionMode)
-shows on a CPU where a GPU run would synchronise. `tests/test_host_sync.py` and the
+shows on a CPU where a GPU run would synchronise. `tests/models/test_host_sync.py` and the
 `--profile-steps` runs of `benchmarks/gpu_throughput.py` use it.
 """
 

@@ -14,7 +14,7 @@ import pytest
 
 from nliforge.errors import NLIDataError
 
-EXP = Path(__file__).resolve().parents[1] / "experiments"
+EXP = Path(__file__).resolve().parents[2] / "experiments"
 sys.path.insert(0, str(EXP))
 import summary  # noqa: E402
 from summary_claims import CLAIMS  # noqa: E402

@@ -19,7 +19,7 @@ from nliforge.errors import NLIDataError
 from nliforge.world import SPLITS, WorldConfig, generate_split, measure_artifact
 from nliforge.world.arms import arm_overrides, main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 T, N = 240, 90                    # |D0| and the pairs every arm adds
 WORLD = ["world.n_dev=60", "world.n_test=60", "world.n_challenge=30", "world.seed=2"]
 

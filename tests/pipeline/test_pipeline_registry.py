@@ -25,7 +25,7 @@ from nliforge.pipeline import registry
 from nliforge.pipeline.stages import PipelineSpec, check_fields, stage
 from nliforge.utils.cli import with_user_config_path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "adding-a-pipeline.md"
 PAIRS = [  # two labeled pairs, a neutral one and an unlabeled one (toy_copy drops it)
     {"uid": "p1", "premise": "A dog runs in the park.", "hypothesis": "An animal is outside.", "label": "entailment"},

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("controls_table", ROOT / "experiments" / "controls_table.py")
 controls_table = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(controls_table)

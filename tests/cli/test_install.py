@@ -22,7 +22,7 @@ from nliforge.generate import generate
 from nliforge.utils.cli import CONF_DIR
 from nliforge.utils.home import user_conf_dir
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ["nliforge-train", "nliforge-evaluate", "nliforge-generate", "nliforge-review", "nliforge-report",
            "nliforge-analyze", "nliforge-vllm", "nliforge-publish", "nliforge-data"]
 

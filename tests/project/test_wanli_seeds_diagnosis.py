@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("seeds_diagnosis", ROOT / "experiments" / "wanli_generated" / "seeds_diagnosis.py")
 diag = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(diag)

@@ -141,7 +141,7 @@ def test_unknown_query_parameters_are_refused(server):
 def test_a_foreign_host_header_is_refused_on_localhost(server):
     assert _raw_get(server.port, "/api/progress?annotator=a", host_header="evil.example:80")[0] == 400
     assert _raw_get(server.port, "/", host_header="evil.example:80")[0] == 400
-    for unparsable in ("a[b", "[::1]x"):                   # found by tests/test_fuzz.py: these were a 500
+    for unparsable in ("a[b", "[::1]x"):                   # found by tests/data/test_fuzz.py: these were a 500
         status, body = _raw_get(server.port, "/", host_header=unparsable)
         assert status == 400 and "unexpected Host" in json.loads(body)["error"]
     assert _raw_get(server.port, "/", host_header=f"localhost:{server.port}")[0] == 200

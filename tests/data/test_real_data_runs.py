@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import compose_plain
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("real_data_preflight", ROOT / "experiments" / "real_data_preflight.py")
 preflight = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(preflight)

@@ -187,7 +187,7 @@ def test_generation_throughput_benchmark_smoke(tmp_path):
     """The benchmark runs end to end at smoke size (its numbers mean little at this size)."""
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     out = tmp_path / "gt.json"
     proc = subprocess.run([sys.executable, str(root / "benchmarks" / "generation_throughput.py"), "--quick",
                            "--max-wait", "0", "--out", str(out)], capture_output=True, text=True, cwd=tmp_path,

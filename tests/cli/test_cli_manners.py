@@ -23,7 +23,7 @@ from conftest import CONF_DIR
 from nliforge.data import Record, write_jsonl
 from nliforge.review.cli import ACTIONS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
 HYDRA_APPS = {"nliforge-train": "train", "nliforge-evaluate": "evaluate", "nliforge-generate": "generate",
               "nliforge-review": "review", "nliforge-report": "report", "nliforge-publish": "publish"}

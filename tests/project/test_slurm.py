@@ -17,7 +17,7 @@ from hydra.core.global_hydra import GlobalHydra
 
 from nliforge.utils.cli import CONF_DIR, check_group_choices
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SMALL = ["world.n_train=300", "world.n_test=60", "world.n_dev=30", "world.n_challenge=30", "logger=csv",
          "trainer.enable_progress_bar=false"]
 # the local node has few CPUs: one per job, so two array tasks run at once

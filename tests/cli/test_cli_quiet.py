@@ -17,7 +17,7 @@ from nliforge.utils.cli import app_groups, did_you_mean, hydra_error_line
 from nliforge.utils.threads import warn_if_contended
 
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "OMP_NUM_THREADS": "1",
-       "WANDB_MODE": "disabled", "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+       "WANDB_MODE": "disabled", "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
 ENV.pop("HYDRA_FULL_ERROR", None)
 ENV.pop("HF_HUB_DISABLE_PROGRESS_BARS", None)
 

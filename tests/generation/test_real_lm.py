@@ -28,7 +28,7 @@ from nliforge.generation.types import GenerationError
 from nliforge.pipeline.stand_in import resolve_generator
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REQUIRED = os.environ.get("NLIFORGE_REQUIRE_REAL_LM") == "1"
 RECEIVED = re.compile(r"Received request (\S+): params: SamplingParams\((.*)\), lora_request")
 

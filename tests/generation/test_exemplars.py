@@ -219,7 +219,7 @@ def test_knn_benchmark_quick(tmp_path):
     import sys
     from pathlib import Path
 
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "knn.py"
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "knn.py"
     out = tmp_path / "knn.json"
     proc = subprocess.run([sys.executable, str(script), "--quick", "--max-wait", "0", "--matmul-repeats", "1",
                            "--out", str(out)], capture_output=True, text=True, timeout=300)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("real_lm_pooled", ROOT / "experiments" / "real_lm" / "pooled.py")
 pooled = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(pooled)

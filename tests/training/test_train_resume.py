@@ -25,7 +25,7 @@ from nliforge.data.sampling import LengthGroupedBatchSampler
 from nliforge.models.resume import collect_random_state, set_random_state
 from nliforge.testing.kill import HOOKS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RUN = ["experiment=demo", "world.n_train=900", "world.n_dev=150", "world.n_test=300", "world.n_challenge=150",
        "model.max_epochs=3", "logger=none", "save_model=false", "trainer.enable_progress_bar=false",
        "callbacks.checkpoint.every_n_train_steps=5"]

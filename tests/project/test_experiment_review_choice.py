@@ -13,7 +13,7 @@ import pytest
 from nliforge.data.jsonl import read_jsonl
 from nliforge.review.teacher import teacher_review
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def common(script: str, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
@@ -41,7 +41,7 @@ def test_gpu_throughput_cpu_smoke(tmp_path):
     assert summary["contenders"]["hf_A_maxlen"]["runs"][0]["mean_batch_width"] == 128
     assert summary["env"]["device"] == "cpu" and summary["env"]["torch"] and summary["env"]["transformers"]
     assert 20 < summary["tokens_per_pair"]["mean"] < 40
-    # the profiled runs: nliforge's own steps turn no tensor into a host value (tests/test_host_sync.py)
+    # the profiled runs: nliforge's own steps turn no tensor into a host value (tests/models/test_host_sync.py)
     from nliforge.testing.host_sync import UPSTREAM
 
     host = summary["host_values_per_step"]

@@ -16,7 +16,7 @@ import pytest
 
 from nliforge.utils.readme_blocks import read_blocks
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "readme_numbers.py"
 
 

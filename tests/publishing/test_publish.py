@@ -25,7 +25,7 @@ from nliforge.publishing.card import size_category
 from nliforge.publishing.provenance import provenance_markdown
 from nliforge.testing.hub_server import LocalHubServer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STAGES = "[statements,longtext_prompts,longtext_generate,longtext_validate,rubric]"
 
 

@@ -20,7 +20,7 @@ from nliforge.generation.stand_in.server import LocalOpenAIServer, wanli_respond
 
 pytestmark = pytest.mark.slow
 KEY_ENV = "NLIFORGE_TEST_API_KEY"
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def overrides(clf: Path, base_url: str, cache: Path) -> list[str]:

@@ -116,7 +116,7 @@ def test_wandb_offline_logs_the_table_and_finishes(sweep, tmp_path, monkeypatch)
     assert wandb.run is None   # finished
     runs = list((tmp_path / "wb" / "wandb").glob("offline-run-*"))
     assert len(runs) == 1 and Path(result["wandb_dir"]).is_relative_to(runs[0])
-    tables = list(runs[0].rglob("report_*.table.json"))   # beside it: challenge averages (tests/test_wandb_log.py)
+    tables = list(runs[0].rglob("report_*.table.json"))   # beside it: challenge averages (tests/tracking/test_wandb_log.py)
     assert len(tables) == 1 and "wanli" in tables[0].read_text()
     # the offline run's log names the run; W&B's writer process may still be flushing it after finish()
     deadline = time.monotonic() + 30
