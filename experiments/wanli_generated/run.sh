@@ -86,6 +86,10 @@ python "$HERE/../controls_table.py" --scratch "$R" --out "$HERE/results.md" \
     --compare 3_full:4_randseeds --compare 3_full:5_randkeep --compare 3_full:6_nofilter --compare 3_full:1_d0 \
     --title "WANLI offline, no oracle, on $WORLD: $N_TRAIN pairs of D0 + N added" \
     --note "N per world seed (the smallest reviewed W): $(for ws in $WORLD_SEEDS; do printf 'world %s: %s; ' "$ws" "$(cat "$R/world$ws/n_add")"; done)"
+# the world as the unit (training seeds averaged within a world), Holm over M1-M4 (README, the mechanism test)
+python "$HERE/../world_unit.py" --scratch "$R" --out "$HERE/world_unit.md" --row 2_floor --row 3_full \
+    --row 4_randseeds --row 5_randkeep --row 6_nofilter --claim M1=3_full:2_floor --claim M2=3_full:4_randseeds \
+    --claim M3=3_full:5_randkeep --claim M4=3_full:6_nofilter
 python "$HERE/counts.py" "$R" "$HERE/counts.json"
 python "$HERE/seeds_diagnosis.py" "$R" "$HERE/seeds_diagnosis.md"
 stamp "done: $HERE/results.md"

@@ -1,0 +1,112 @@
+"""Comparisons with the world as the unit of analysis, and Holm's correction over a family of them.
+
+D0, W, the floor and the ceiling are drawn once per world seed, so training seeds within a world are not
+independent units: each world gives one number (the mean over its training seeds of row − baseline on the
+challenge mean), and the estimate is the mean over worlds with a Student t interval (n_worlds − 1 df) and a
+one-sided t test in the stated direction. Several claims tested on the same runs are one family: Holm's
+step-down correction of their p values.
+
+    python experiments/world_unit.py --scratch $R --out mechanism.md \\
+        --row 2_floor --row 3_full --row 4_randseeds --row 5_randkeep --row 6_nofilter \\
+        --claim M1=3_full:2_floor --claim M2=3_full:4_randseeds --claim M3=3_full:5_randkeep \\
+        --claim M4=3_full:6_nofilter
+
+Reads what `controls_table.py` reads: `$R/world<ws>/sweep/<row>/**/metrics.csv`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+import pandas as pd
+from scipy import stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from controls_table import PRIMARY, unit_metrics  # noqa: E402
+
+
+def per_world_difference(m: pd.DataFrame, row: str, baseline: str, eval_set: str = PRIMARY) -> pd.Series:
+    """row − baseline per world seed: the mean over that world's training seeds of the difference (seeds
+    paired where both rows have them)."""
+    cell = m[m["eval_set"] == eval_set].pivot_table(index=["world_seed", "seed"], columns="row", values="value")
+    both = cell[[row, baseline]].dropna()
+    return (both[row] - both[baseline]).groupby(level="world_seed").mean()
+
+
+def world_test(per_world: pd.Series | list[float], ci: float = 0.95) -> dict:
+    """Mean over worlds, its t interval (n − 1 df) and the one-sided p value of 'mean > 0'.
+    [1.0, 3.0, 5.0]: mean 3.0, sd 2.0, se 2/sqrt(3) = 1.1547; t_{0.975,2} = 4.3027 -> [-1.968, 7.968];
+    t = 2.598 on 2 df -> one-sided p = 0.0608."""
+    values = [float(v) for v in per_world]
+    n = len(values)
+    mean = sum(values) / n if n else math.nan
+    if n < 2:
+        return {"n_worlds": n, "estimate": mean, "low": math.nan, "high": math.nan, "p_one_sided": math.nan}
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    se = sd / math.sqrt(n)
+    half = float(stats.t.ppf(0.5 + ci / 2, n - 1)) * se
+    p = float(stats.t.sf(mean / se, n - 1)) if se > 0 else (0.0 if mean > 0 else 1.0)
+    return {"n_worlds": n, "estimate": mean, "low": mean - half, "high": mean + half, "p_one_sided": p}
+
+
+def holm(p_values: dict[str, float]) -> dict[str, float]:
+    """Holm's step-down adjusted p values: sorted ascending, p_(i) * (m − i + 1) (i from 1), made
+    monotone and capped at 1. {a: 0.01, b: 0.04, c: 0.03} -> a 0.03, c 0.06, b 0.06."""
+    order = sorted(p_values, key=p_values.get)
+    m, running, out = len(order), 0.0, {}
+    for i, name in enumerate(order):
+        running = max(running, min(1.0, (m - i) * p_values[name]))
+        out[name] = running
+    return out
+
+
+def verdict(test: dict, p_adjusted: float, alpha: float = 0.05) -> str:
+    """reproduced: Holm-adjusted p < alpha and the interval above 0; contradicted: the interval below 0."""
+    if test["low"] > 0 and p_adjusted < alpha:
+        return "reproduced"
+    if test["high"] < 0:
+        return "contradicted"
+    return "not shown"
+
+
+def table(m: pd.DataFrame, claims: dict[str, tuple[str, str]]) -> list[str]:
+    tests = {name: world_test(per_world_difference(m, row, base)) for name, (row, base) in claims.items()}
+    adjusted = holm({name: t["p_one_sided"] for name, t in tests.items()})
+    lines = ["| claim | comparison | n_worlds | estimate [95% t over worlds], points | one-sided p | Holm p | verdict |",
+             "|---|---|---|---|---|---|---|"]
+    for name, (row, base) in claims.items():
+        t = tests[name]
+        lines.append(f"| {name} | {row} − {base} | {t['n_worlds']} | {100 * t['estimate']:+.1f} "
+                     f"[{100 * t['low']:+.1f}, {100 * t['high']:+.1f}] | {t['p_one_sided']:.3f} | "
+                     f"{adjusted[name]:.3f} | {verdict(t, adjusted[name])} |")
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scratch", type=Path, required=True)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--row", action="append", required=True, help="a row folder under world<ws>/sweep/")
+    ap.add_argument("--claim", action="append", required=True, help="NAME=ROW:BASELINE (ROW − BASELINE > 0)")
+    args = ap.parse_args()
+    claims = {}
+    for c in args.claim:
+        name, _, pair = c.partition("=")
+        row, _, base = pair.partition(":")
+        if not (name and row in args.row and base in args.row):
+            sys.exit(f"error: --claim {c!r}: expected NAME=ROW:BASELINE with both rows among --row")
+        claims[name] = (row, base)
+    m = unit_metrics(args.scratch, {r: r for r in args.row})
+    lines = [f"# Comparisons with the world as the unit ({args.scratch})", "",
+             "Per world: the mean over its training seeds of row − baseline on the challenge mean; over worlds: "
+             "mean, 95% t interval, one-sided t test, Holm's correction over the claims below.", "",
+             *table(m, claims)]
+    args.out.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""experiments/world_unit.py: the world as the unit of analysis and Holm's correction, against values
+worked out by hand."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments"))
+from world_unit import holm, per_world_difference, verdict, world_test  # noqa: E402
+
+
+def test_the_interval_and_p_are_over_worlds():
+    t = world_test([1.0, 3.0, 5.0])        # mean 3, sd 2, se 2/sqrt(3); t_{0.975,2} = 4.3027
+    assert t["n_worlds"] == 3 and t["estimate"] == pytest.approx(3.0)
+    assert (t["low"], t["high"]) == pytest.approx((3 - 4.3027 * 1.1547, 3 + 4.3027 * 1.1547), abs=1e-3)
+    assert t["p_one_sided"] == pytest.approx(0.0608, abs=1e-4)   # t = 2.598 on 2 df
+    one = world_test([2.0])
+    assert one["estimate"] == 2.0 and math.isnan(one["low"]) and math.isnan(one["p_one_sided"])
+
+
+def test_training_seeds_are_averaged_within_a_world_not_counted_as_units():
+    rows = []
+    for ws, (floor, full) in {0: ([0.50, 0.52, 0.54], [0.55, 0.55, 0.58]), 1: ([0.60, 0.60, 0.60], [0.59, 0.61, 0.63])}.items():
+        for seed, (f, w) in enumerate(zip(floor, full), start=1):
+            rows += [{"row": "floor", "world_seed": ws, "seed": seed, "eval_set": "challenge mean", "value": f},
+                     {"row": "full", "world_seed": ws, "seed": seed, "eval_set": "challenge mean", "value": w}]
+    d = per_world_difference(pd.DataFrame(rows), "full", "floor")
+    # world 0: (0.05 + 0.03 + 0.04) / 3 = 0.04; world 1: (-0.01 + 0.01 + 0.03) / 3 = 0.01
+    assert list(d.index) == [0, 1] and d.tolist() == pytest.approx([0.04, 0.01])
+    assert world_test(d)["n_worlds"] == 2
+
+
+def test_holm_step_down():
+    # sorted 0.01 (x3 = 0.03), 0.03 (x2 = 0.06), 0.04 (x1 = 0.04, raised to 0.06 to stay monotone)
+    assert holm({"a": 0.01, "b": 0.04, "c": 0.03}) == pytest.approx({"a": 0.03, "c": 0.06, "b": 0.06})
+    assert holm({"a": 0.6, "b": 0.9}) == {"a": 1.0, "b": 1.0}
+
+
+def test_verdict_needs_the_adjusted_p_and_the_interval():
+    above = {"low": 0.01, "high": 0.05}
+    assert verdict(above, 0.01) == "reproduced"
+    assert verdict(above, 0.06) == "not shown"          # the interval alone is not enough after Holm
+    assert verdict({"low": -0.05, "high": -0.01}, 0.99) == "contradicted"
+    assert verdict({"low": -0.01, "high": 0.05}, 0.2) == "not shown"
