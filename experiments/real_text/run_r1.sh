@@ -47,4 +47,6 @@ for arm in $ARMS; do
         esac
     done
 done
-stamp "done: R1 runs in $R (analysis: python $HERE/analysis_r1r4.py)"
+stamp "analysis (R4 too, where its runs are there)"
+python "$HERE/analysis_r1r4.py" "$R" "${R%/*}/real_text_r4"
+stamp "done: $HERE/results_r1r4.md"

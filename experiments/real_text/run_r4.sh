@@ -22,7 +22,7 @@ python "$HERE/r4_sets.py" "$R"
 if [ ! -f "$R/wanli/dataset.jsonl" ]; then
     stamp "WANLI with SmolLM2 (the classifier: MiniLM on D0)"
     logged "$R/wanli.log" nliforge-generate pipeline=wanli experiment=real_text_wanli suite=none generator=smollm2 \
-        trainer.enable_progress_bar=false generator.runner.progress=false hydra.run.dir="$R/wanli"
+        'data/train_sets=[exp_real_text_r4_d0]' trainer.enable_progress_bar=false generator.runner.progress=false hydra.run.dir="$R/wanli"
 fi
 if [ ! -f "$R/wanli/review/reviewed.jsonl" ]; then
     stamp "review: the WANLI run's classifier labels every pair (threshold 0)"
@@ -36,7 +36,7 @@ stamp "N = |W| = $N"
 for arm in $ARMS; do
     for s in $SEEDS; do
         case "$arm" in
-            d0) run d0 "$s" ;;
+            d0) run d0 "$s" 'data/train_sets=[exp_real_text_r4_d0]' ;;
             floor) run floor "$s" 'data/train_sets=[exp_real_text_r4_d0,exp_real_text_r4_pool]' \
                        ++data.train_sets.exp_real_text_r4_pool.limit="$N" data.save_train_set=true ;;
             plus) run plus "$s" 'data/train_sets=[exp_real_text_r4_d0,exp_real_text_r4_w]' ;;
@@ -44,4 +44,6 @@ for arm in $ARMS; do
         esac
     done
 done
-stamp "done: R4 runs in $R (analysis: python $HERE/analysis_r1r4.py)"
+stamp "analysis (R1 too, where its runs are there)"
+python "$HERE/analysis_r1r4.py" "${R%/*}/real_text_r1" "$R"
+stamp "done: $HERE/results_r1r4.md"
