@@ -72,7 +72,7 @@ def test_review(tmp_path):
 def test_multirun_job_is_checked_before_it_writes(tmp_path):
     sweep = tmp_path / "sweep"
     proc = run(["nliforge-train", "-m", "seed=abc,1", f"hydra.sweep.dir={sweep}"], tmp_path)
-    assert proc.returncode == 2 and "error: seed='abc': expected an integer (the default is 0)" in proc.stderr
+    assert proc.returncode == 2 and "error: seed='abc': expected an integer" in proc.stderr, proc.stderr
     assert not [p for p in sweep.rglob("*") if p.name in ("config.yaml", "train_set.manifest.json", "metrics.csv")
                 and ".hydra" not in p.parts]
 
