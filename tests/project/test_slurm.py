@@ -94,14 +94,15 @@ def test_multirun_through_slurm(slurm_env, tmp_path):
 @pytest.mark.slow
 @pytest.mark.timeout(1200)  # a hung launcher fails the test instead of blocking CI
 def test_failed_job_is_reported(slurm_env, tmp_path):
-    """A job that raises fails the multirun with its error (and the others still finish)."""
+    """A job with a bad value fails the multirun with its one-line error (the typed range check refuses it
+    in the job, before it trains), and the other jobs still finish."""
     sweep = tmp_path / "sweep"
     proc = _train(["model.max_epochs=1,-5", *SMALL, *LOCAL_LAUNCHER, f"hydra.sweep.dir={sweep}",
                    f"paths.cache_dir={tmp_path / 'cache'}"], tmp_path, slurm_env)
     assert proc.returncode != 0
-    # the job catches its exception and returns it; the launcher prints it with the job's overrides
-    assert "Error executing job with overrides: ['model.max_epochs=-5'" in proc.stderr, proc.stderr[-3000:]
-    assert "`max_epochs` must be a non-negative integer" in proc.stderr, proc.stderr[-3000:]
+    # the job exits 2 with the range check's line; submitit reports the job as not completed with that line
+    assert "error: model.max_epochs=-5: expected an integer >= 1" in proc.stderr, proc.stderr[-3000:]
+    assert "UncompletedJobError" in proc.stderr and "Exited with exit code 2" in proc.stderr, proc.stderr[-3000:]
     assert (sweep / "0" / "metrics.csv").is_file()
     assert list((sweep / ".submitit").glob("*_1/*_1_0_log.out")), "the failed job's submitit logs"
 
