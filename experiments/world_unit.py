@@ -26,6 +26,7 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from controls_table import PRIMARY, unit_metrics  # noqa: E402
+from summary_stats import t_interval  # noqa: E402
 
 
 def per_world_difference(m: pd.DataFrame, row: str, baseline: str, eval_set: str = PRIMARY) -> pd.Series:
@@ -40,17 +41,13 @@ def world_test(per_world: pd.Series | list[float], ci: float = 0.95) -> dict:
     """Mean over worlds, its t interval (n − 1 df) and the one-sided p value of 'mean > 0'.
     [1.0, 3.0, 5.0]: mean 3.0, sd 2.0, se 2/sqrt(3) = 1.1547; t_{0.975,2} = 4.3027 -> [-1.968, 7.968];
     t = 2.598 on 2 df -> one-sided p = 0.0608."""
-    values = [float(v) for v in per_world]
-    n = len(values)
-    mean = sum(values) / n if n else math.nan
-    if n < 2:
-        return {"n_worlds": n, "estimate": mean, "low": math.nan, "high": math.nan, "p_one_sided": math.nan}
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    se = sd / math.sqrt(n)
-    half = float(stats.t.ppf(0.5 + ci / 2, n - 1)) * se
-    p = float(stats.t.sf(mean / se, n - 1)) if se > 0 else (0.0 if mean > 0 else 1.0)
-    return {"n_worlds": n, "estimate": mean, "low": mean - half, "high": mean + half, "p_one_sided": p}
-
+    e = t_interval(list(per_world), ci)
+    out = {"n_worlds": e.n_worlds, "estimate": e.estimate, "low": e.low, "high": e.high, "p_one_sided": math.nan}
+    if e.n_worlds >= 2:
+        sd = math.sqrt(sum((v - e.estimate) ** 2 for v in e.per_unit) / (e.n_worlds - 1))
+        se = sd / math.sqrt(e.n_worlds)
+        out["p_one_sided"] = float(stats.t.sf(e.estimate / se, e.n_worlds - 1)) if se > 0 else float(e.estimate <= 0)
+    return out
 
 def holm(p_values: dict[str, float]) -> dict[str, float]:
     """Holm's step-down adjusted p values: sorted ascending, p_(i) * (m − i + 1) (i from 1), made

@@ -1,4 +1,8 @@
-# Sourced by experiments/real_text/run*.sh after common.sh and `scratch`: one training run per arm and seed.
+# Sourced by experiments/real_text/run*.sh after common.sh: the real files' folder, and one training run per
+# arm and seed (after `scratch`).
+
+: "${NLIFORGE_DATA_DIR:?set NLIFORGE_DATA_DIR to the folder of the real data files (nliforge-data check)}"
+export NLIFORGE_DATA_DIR
 
 # run ARM SEED OVERRIDES...: one training run into $R/ARM/seedSEED; its wall time and exit status in
 # $R/ARM/seedSEED.done; skipped when its metrics.csv exists (FRESH=0). COMMON holds the shared overrides.

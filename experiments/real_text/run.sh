@@ -12,8 +12,6 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../common.sh"
 source "$HERE/lib.sh"
-: "${NLIFORGE_DATA_DIR:?set NLIFORGE_DATA_DIR to the folder of the real data files (nliforge-data check)}"
-export NLIFORGE_DATA_DIR
 scratch real_text
 SEEDS="${SEEDS:-1 2 3}"
 ARMS="${ARMS:-r2b r3 r2a r2d_hyp r2d_full}"   # the cheap arm (1,666 short hypotheses) first

@@ -10,8 +10,6 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../common.sh"
 source "$HERE/lib.sh"
-: "${NLIFORGE_DATA_DIR:?set NLIFORGE_DATA_DIR to the folder of the real data files (nliforge-data check)}"
-export NLIFORGE_DATA_DIR
 scratch real_text_r4
 SEEDS="${SEEDS:-1 2 3}"
 ARMS="${ARMS:-floor plus}"
