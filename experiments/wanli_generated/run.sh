@@ -5,6 +5,7 @@
 # ~40 min on one CPU core. WORLD (snli_calibrated), WORLD_SEEDS (0 1), SEEDS (1,2,3), N_TRAIN (4000) override.
 #   TRAIN=0 VARIANTS="full randseeds" bash experiments/wanli_generated/run.sh   # generation and review only -> seeds_diagnosis.md
 # Scratch: $NLIFORGE_EXP (default /tmp/nliforge_exp/wanli_generated); FRESH=0 keeps finished steps and rows.
+# TABLES=0 stops before the tables; TABLES_ONLY=1 (with FRESH=0) writes only the tables of WORLD_SEEDS.
 # Who knows what (README): the generator LM is trained on D0's pairs WITHOUT their labels; the classifier behind
 # the data map and max variability on D0; only the annotators' stand-in (people) knows the true labels, and the
 # review=teacher row replaces it by the D0 classifier, so that nothing in that row knows them.
@@ -12,6 +13,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../common.sh"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+if [ "${TABLES_ONLY:-0}" = 1 ]; then FRESH=0; fi   # the tables read the scratch; never empty it then
 scratch wanli_generated
 N_TRAIN="${N_TRAIN:-4000}"          # D0 = this many pairs of the biased split
 N_ANNOT="${N_ANNOT:-10000}"         # the annotators' stand-in: this many UNBIASED pairs (people know the labels)
@@ -20,6 +22,7 @@ THRESHOLD="${THRESHOLD:-0.8}"       # review: keep a pair when the reviewer's p(
 read -r -a VARIANTS <<< "${VARIANTS:-full randseeds randkeep nofilter}"
 has_variant() { [[ " ${VARIANTS[*]} " == *" $1 "* ]]; }
 for ws in $WORLD_SEEDS; do
+    if [ "${TABLES_ONLY:-0}" = 1 ]; then break; fi
     W="$R/world$ws"; mkdir -p "$W"
     WORLD_ARGS=(world="$WORLD" world.seed="$ws")
     stamp "world $ws: the annotators' stand-in ($N_ANNOT unbiased pairs, 5 epochs)"
@@ -77,6 +80,9 @@ if [ "${TRAIN:-1}" = 0 ]; then
     stamp "done (TRAIN=0: no rows): $HERE/seeds_diagnosis.md"
     exit 0
 fi
+# TABLES=0: stop before the tables (two halves of the worlds run side by side on one scratch with FRESH=0;
+# then `TABLES_ONLY=1 WORLD_SEEDS="0 1 2 3 4"` writes the tables over all of them)
+if [ "${TABLES:-1}" = 0 ]; then stamp "done (TABLES=0: no tables)"; exit 0; fi
 stamp "tables"
 python "$HERE/../controls_table.py" --scratch "$R" --out "$HERE/results.md" \
     --row 1_d0="D0" --row 2_floor="floor: D0 + N biased" --row 3_full="D0 + W (WANLI)" \
