@@ -1,6 +1,6 @@
 """Exact same-label top-k search (WANLI Stage 1) against the machine's matrix-product rate.
 
-The search of :func:`nliforge.generation.exemplars.same_label_neighbours` is a matrix product per
+The search of :func:`nliforge.pipelines.wanli.exemplars.same_label_neighbours` is a matrix product per
 label (queries x candidates x dim multiply-adds) plus a top-k per row, so its ceiling is the rate
 of one large float32 matrix product. This script measures both in the same process:
 
@@ -33,7 +33,7 @@ import torch
 
 from common import _cpu_snapshot, wait_until_idle, write_summary  # noqa: E402
 
-from nliforge.generation.exemplars import BLOCK, SCORE_BUDGET, same_label_neighbours
+from nliforge.pipelines.wanli.exemplars import BLOCK, SCORE_BUDGET, same_label_neighbours
 
 LABELS = ("entailment", "neutral", "contradiction")
 

@@ -32,7 +32,7 @@ import torch
 from nliforge.generation.backends.hf_local import HFLocal
 from nliforge.generation.backends.openai_api import OpenAICompletions
 from nliforge.generation.cache import ResponseCache
-from nliforge.generation.prompts import wanli_prompt
+from nliforge.pipelines.wanli.prompts import wanli_prompt
 from nliforge.generation.runner import RunnerSettings, run_requests
 from nliforge.generation.types import GenerationRequest, Response, Sampling
 from nliforge.generation.packaged import packaged_folder

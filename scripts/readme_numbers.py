@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from nliforge.evaluation.run_table import results_from_csv, run_table
-from nliforge.pipeline.engine import format_drops
+from nliforge.engine.execute import format_drops
 from nliforge.utils.atomic import atomic_write_text
 from nliforge.utils.readme_blocks import check_blocks, replace_blocks
 

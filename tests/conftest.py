@@ -11,9 +11,9 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-# The tests live in folders that mirror the package (tests/data, tests/pipeline, ...); a few reuse another
-# folder's fixtures by module name (e.g. `from test_compose_pipelines import biased_records`).
-for _folder in sorted(Path(__file__).resolve().parent.iterdir()):
+# The tests live in folders that mirror the package (tests/data, tests/engine, tests/pipelines/wanli, ...); a
+# few reuse another folder's fixtures by module name (e.g. `from test_compose_pipelines import biased_records`).
+for _folder in sorted(Path(__file__).resolve().parent.rglob("*")):
     if _folder.is_dir() and any(_folder.glob("test_*.py")) and str(_folder) not in sys.path:
         sys.path.append(str(_folder))
 

@@ -25,7 +25,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from nliforge.cartography.metrics import estimated_max_variability, variability  # noqa: E402
 from nliforge.data.jsonl import read_jsonl  # noqa: E402
 from nliforge.data.labels import LABEL2ID  # noqa: E402
-from nliforge.pipeline.classifier import ClassifierRun  # noqa: E402
+from nliforge.engine.classifier import ClassifierRun  # noqa: E402
 
 
 def test_acc(run: Path) -> float:

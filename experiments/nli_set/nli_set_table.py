@@ -15,10 +15,10 @@ from pathlib import Path
 
 from scipy.stats import binomtest
 
-from nliforge.filtering.longtext import LongTextRules, check_longtext
-from nliforge.generation.longtext_prompts import LABEL_TERMS, LABELS
-from nliforge.review.rubric import parse_score
-from nliforge.review.types import RUBRIC_CRITERIA
+from nliforge.pipelines.longtext.checks import LongTextRules, check_longtext
+from nliforge.pipelines.longtext.prompts import LABEL_TERMS, LABELS
+from nliforge.pipelines.longtext.rubric import parse_score
+from nliforge.data.judgements import RUBRIC_CRITERIA
 from nliforge.utils.atomic import atomic_write_text
 
 CHECKS = ("two_paragraphs", "sentence_count", "label_not_stated", "long_enough")

@@ -1,6 +1,6 @@
 """Q3 of experiments/nli_set: does seed 004's own prompt (appendix 0.1) or an explicit layout line for
 the blank line raise SmolLM2's validation pass rate? The same statements, labels, sampling and checks
-(filtering/longtext.py, unchanged) for three user prompts; prints and writes a Markdown table.
+(pipelines/longtext/checks.py, unchanged) for three user prompts; prints and writes a Markdown table.
 
     python experiments/nli_set/prompt_variants.py --n 3 --out experiments/nli_set/prompt_variants.md
 """
@@ -13,9 +13,9 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from nliforge.filtering.longtext import LongTextRules, check_longtext
+from nliforge.pipelines.longtext.checks import LongTextRules, check_longtext
 from nliforge.generation.answer import answer_requests, sampling_from
-from nliforge.generation.longtext_prompts import (LABEL_TERMS, LABELS, SYSTEM, longtext_messages,
+from nliforge.pipelines.longtext.prompts import (LABEL_TERMS, LABELS, SYSTEM, longtext_messages,
                                                   read_statements)
 from nliforge.generation.types import Failure, GenerationRequest
 from nliforge.utils.atomic import atomic_write_text

@@ -23,7 +23,7 @@ import pandas as pd
 
 from nliforge.evaluation.differences import seed_difference
 from nliforge.evaluation.table import collect_metrics, find_run_dirs
-from nliforge.pipeline.run_folder import RunFolder
+from nliforge.engine.run_folder import RunFolder
 
 ROWS = {"1_d0": "D0", "2_floor": "floor: D0 + #W biased", "3_plus": "D0 + W", "4_rep": "D0 ◇ W",
         "5_ceiling": "ceiling: D0 + #W unbiased"}

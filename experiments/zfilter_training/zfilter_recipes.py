@@ -21,9 +21,9 @@ from nliforge.data.labels import LABELS
 from nliforge.data.records import Record
 from nliforge.filtering.features import FeatureSpace
 from nliforge.filtering.zstats import dataset_biased, feature_label_counts, label_ids, z_scores
-from nliforge.pipeline.classifier import ClassifierRun
-from nliforge.pipeline.run_folder import RunFolder
-from nliforge.pipeline.zaug_report import RECIPES, biased_report, run_recipe
+from nliforge.engine.classifier import ClassifierRun
+from nliforge.engine.run_folder import RunFolder
+from nliforge.pipelines.zaug.recipes import RECIPES, biased_report, run_recipe
 from nliforge.world.artifacts import ARTIFACTS, measure_artifact
 
 K, VARIANT = 20, "ul"

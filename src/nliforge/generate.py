@@ -11,11 +11,11 @@ from omegaconf import DictConfig, OmegaConf
 
 from nliforge.errors import NLIDataError
 from nliforge.generation.types import GenerationError
-from nliforge.pipeline.engine import check_stage_list, run_stages, summary_table
-from nliforge.pipeline.input_set import check_input
-from nliforge.pipeline.registry import pipeline_conf_dirs
-from nliforge.pipeline.run_folder import RunFolder
-from nliforge.pipeline.stand_in import resolve_generator
+from nliforge.engine.execute import check_stage_list, run_stages, summary_table
+from nliforge.engine.input_set import check_input
+from nliforge.engine.registry import pipeline_conf_dirs
+from nliforge.engine.run_folder import RunFolder
+from nliforge.engine.stand_in import resolve_generator
 from nliforge.tracking.generation import log_generation
 from nliforge.utils.atomic import atomic_write_text
 from nliforge.utils.home import user_conf_dir

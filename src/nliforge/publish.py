@@ -12,7 +12,7 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from nliforge.errors import NLIDataError
-from nliforge.pipeline.run_folder import RunFolder
+from nliforge.engine.run_folder import RunFolder
 from nliforge.publishing.card import write_card
 from nliforge.publishing.dataset_files import data_file, label_names, load_set, write_split
 from nliforge.publishing.upload import check_repo_id, upload_folder

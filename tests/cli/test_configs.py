@@ -126,16 +126,16 @@ def test_every_eval_set_label_map_covers_its_labels(eval_set):
     from nliforge.data.derivations import DERIVATIONS
     from nliforge.data.hub import HUB_SOURCES
     from nliforge.data.labels import SOURCE_LABEL_MAPS
-    from nliforge.data.registry import LOADERS, gold_labels_for
+    from nliforge.data.registry import gold_labels_for, loader_names
 
     spec = OmegaConf.to_container(OmegaConf.load(CONF / "data/eval_sets" / f"{eval_set}.yaml"))
-    assert spec["loader"] in LOADERS
+    assert spec["loader"] in loader_names()
     allowed = set(gold_labels_for(spec))
     if spec["loader"] == "derived":
         assert spec["derivation"] in DERIVATIONS
         base = spec["base"]
         if isinstance(base, dict):  # an inline set node (counterfactual_pairs: a jsonl of records)
-            assert base.get("loader") in LOADERS, base
+            assert base.get("loader") in loader_names(), base
         else:
             assert (CONF / "data/eval_sets" / f"{base}.yaml").is_file(), base
         return

@@ -12,8 +12,8 @@ from PIL import Image
 from conftest import CONF_DIR
 from nliforge.cartography.plot import plot_data_map, region_label_positions
 from nliforge.data.records import Record
-from nliforge.pipeline.stand_in import STAND_IN_FIGURE_NOTE, stand_in_note
-from nliforge.pipeline.zaug_report import write_bias_plots
+from nliforge.engine.stand_in import STAND_IN_FIGURE_NOTE, stand_in_note
+from nliforge.pipelines.zaug.recipes import write_bias_plots
 
 
 def _frame() -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""Z-Aug's confidence filter (seed 002, Table 8: keep p_teacher(own label) > τ) on hand-picked
+"""Z-Aug's confidence filter (Z-Aug, Table 8: keep p_teacher(own label) > τ) on hand-picked
 probabilities exactly at, just below and just above τ: exactly the samples at or below τ are dropped."""
 
 from __future__ import annotations

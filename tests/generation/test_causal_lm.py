@@ -9,8 +9,8 @@ from transformers import AutoTokenizer
 
 from nliforge.errors import NLIDataError
 from nliforge.generation.backends.hf_local import HFLocal
-from nliforge.generation.demo_corpus import prompt_documents
-from nliforge.generation.prompts import INSTRUCTION, label_word, wanli_prompt
+from nliforge.pipelines.wanli.stand_in import prompt_documents
+from nliforge.pipelines.wanli.prompts import INSTRUCTION, label_word, wanli_prompt
 from nliforge.generation.types import GenerationRequest, Response, Sampling
 from nliforge.models import causal_lm
 from nliforge.models.causal_lm import META_NAME, read_lm_meta, train_prompt_lm
@@ -79,7 +79,7 @@ def test_unlabelled_documents_mix_labels_and_ignore_them(records):
 
 
 def test_unlabelled_fill_in_targets_are_random_not_the_pairs_own():
-    from nliforge.generation.demo_corpus import fill_in_documents
+    from nliforge.pipelines.disco.stand_in import fill_in_documents
     recs = generate_split(WorldConfig(seed=2, n_train=300), "train")
     own = fill_in_documents(recs, 200, seed=0)
     free = fill_in_documents(recs, 200, seed=0, labels=False)

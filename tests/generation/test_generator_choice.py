@@ -16,7 +16,7 @@ from nliforge.generation.backends import build_backend, supports_suffix
 from nliforge.generation.backends.hf_local import load_causal_lm
 from nliforge.generation.types import GenerationError
 from nliforge.generation import packaged
-from nliforge.pipeline.stand_in import resolve_generator
+from nliforge.engine.stand_in import resolve_generator
 from nliforge.serving.vllm import ServerSettings, server_command
 
 
@@ -41,7 +41,7 @@ def test_the_run_config_is_resolved_once_into_a_new_read_only_config(tmp_path):
     from omegaconf.errors import ReadonlyConfigError
 
     from nliforge.generate import final_config
-    from nliforge.pipeline.classifier import derived_config
+    from nliforge.engine.classifier import derived_config
 
     composed = compose_config("generate", ["pipeline=disco", "experiment=demo", "generator=smollm2",
                                            "input=synthetic_test"], tmp_path / "run", tmp_path / "cache")

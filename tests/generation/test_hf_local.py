@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from nliforge.generation.backends.hf_local import HFLocal, sample_seed
-from nliforge.generation.demo_corpus import prompt_documents
-from nliforge.generation.prompts import wanli_prompt
+from nliforge.pipelines.wanli.stand_in import prompt_documents
+from nliforge.pipelines.wanli.prompts import wanli_prompt
 from nliforge.generation.types import BatchBackend, Failure, GenerationError, GenerationRequest, Response, Sampling
 from nliforge.models.causal_lm import train_prompt_lm
 from nliforge.world import WorldConfig, generate_split

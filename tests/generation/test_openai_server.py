@@ -15,7 +15,8 @@ from nliforge.generation.cache import ResponseCache
 from nliforge.generation.runner import RunnerSettings, run_requests
 from nliforge.generation.types import Failure, GenerationError, GenerationRequest, Response, Sampling
 from nliforge.generation.stand_in.server import FAULT_KINDS, LocalOpenAIServer, apply_stop
-from nliforge.generation.stand_in.responders import input_digest, wanli_responder
+from nliforge.generation.stand_in.responders import input_digest
+from nliforge.pipelines.wanli.stand_in import wanli_responder
 
 pytestmark = pytest.mark.timeout(120)
 FAST = dict(progress=False, backoff_base_s=0.005, backoff_max_s=0.05)
@@ -146,7 +147,7 @@ def test_api_key_from_env_and_wrong_key(tmp_path, monkeypatch):
 
 
 def test_wanli_responder_continues_the_pattern():
-    from nliforge.generation.prompts import wanli_prompt
+    from nliforge.pipelines.wanli.prompts import wanli_prompt
 
     examples = [("A man plays a red guitar on the street.", "A man plays music."),
                 ("Two dogs run across a wide park.", "Animals are outside.")]

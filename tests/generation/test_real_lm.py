@@ -25,7 +25,7 @@ import pytest
 from conftest import compose_config
 from nliforge.generate import generate
 from nliforge.generation.types import GenerationError
-from nliforge.pipeline.stand_in import resolve_generator
+from nliforge.engine.stand_in import resolve_generator
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,7 +158,7 @@ def test_longtext_rubric_through_vllm_chat_counts_bad_judgements(tmp_path, world
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("form", ["masked", "insertion"])
 def test_disco_prompts_through_vllm_are_spliced_by_offsets(tmp_path, world_cache, classifier_run_dir, vllm, form):
-    from nliforge.generation.splice import Span, splice
+    from nliforge.pipelines.disco.splice import Span, splice
 
     run = tmp_path / "run"
     overrides = vllm_overrides(vllm, classifier_run_dir, "pipeline=disco", "pipeline.disco_source.max_per_label=2",

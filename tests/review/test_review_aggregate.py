@@ -7,7 +7,7 @@ import pytest
 from nliforge.errors import NLIDataError
 from nliforge.data.records import Record
 from nliforge.review.aggregate import aggregate, automatic_records, cohen_kappa
-from nliforge.review.types import Judgement
+from nliforge.data.judgements import Judgement
 
 PREMISE = "A man walks his dog in the park."
 HYPOTHESIS = "A person is outside."

@@ -10,7 +10,7 @@ import pytest
 from nliforge.data.records import Record
 from nliforge.review.server import ReviewServer
 from nliforge.review.store import AlreadyJudgedError, ReviewStore
-from nliforge.review.types import Judgement
+from nliforge.data.judgements import Judgement
 from test_review_server import _request
 
 ITEMS = [Record(f"u{i}", f"Premise {i} is here.", f"Hypothesis {i}.", None) for i in range(12)]

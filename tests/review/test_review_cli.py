@@ -86,7 +86,7 @@ def test_aggregate_that_keeps_nothing_is_an_error_and_registers_nothing(run_dir,
 
 def test_automatic_reviewer_that_discards_everything_is_an_error(run_dir, tmp_path):
     from nliforge.review.actions import open_store
-    from nliforge.review.types import Judgement
+    from nliforge.data.judgements import Judgement
 
     store = open_store(review_cfg("aggregate", run_dir, tmp_path), RECORDS)
     for rec in RECORDS:

@@ -16,9 +16,9 @@ from collections import defaultdict
 import pytest
 
 from nliforge.data.records import Record
-from nliforge.review.rubric import rubric_table
+from nliforge.pipelines.longtext.rubric import rubric_table
 from nliforge.review.server import ReviewServer
-from nliforge.review.types import RUBRIC_CRITERIA, Judgement
+from nliforge.data.judgements import RUBRIC_CRITERIA, Judgement
 
 CHROMIUM = os.environ.get("NLIFORGE_CHROMIUM", "/usr/bin/chromium")
 try:

@@ -17,7 +17,7 @@ import pytest
 
 from nliforge.data.records import Record
 from nliforge.review.server import ReviewServer, check_bind, serve
-from nliforge.review.types import RUBRIC_CRITERIA
+from nliforge.data.judgements import RUBRIC_CRITERIA
 
 ITEMS = [Record(f"u{i}", f"Premise {i} is here.", f"Hypothesis {i}.", None) for i in range(3)]
 

@@ -12,7 +12,7 @@ import pytest
 from nliforge.errors import NLIDataError
 from nliforge.data.records import Record
 from nliforge.review.store import ItemFullError, ReviewStore
-from nliforge.review.types import ANNOTATORS_PER_ITEM, Judgement
+from nliforge.data.judgements import ANNOTATORS_PER_ITEM, Judgement
 
 
 def _items(n: int) -> list[Record]:

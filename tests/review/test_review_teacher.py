@@ -146,7 +146,7 @@ def test_judge_action_writes_its_ledger_into_the_run_manifest(tmp_path, monkeypa
     """`nliforge-review judge` records its ledger in <run>/manifest.json next to the generation stages'."""
     from conftest import compose_config
     from nliforge.data.jsonl import write_jsonl
-    from nliforge.pipeline.run_folder import RunFolder
+    from nliforge.engine.run_folder import RunFolder
     from nliforge.review.cli import review
 
     records = [Record(f"r{i}", f"Premise {i} about a red house.", f"Hypothesis {i} mentions a {i} dog.", None, "x")

@@ -149,7 +149,8 @@ def test_generation_run_logs_stages_ledger_samples_and_dataset(offline, world_ca
                                                                monkeypatch):
     from test_generate_pipeline import KEY_ENV, gen_config
     from nliforge.generate import generate
-    from nliforge.generation.stand_in.server import LocalOpenAIServer, wanli_responder
+    from nliforge.generation.stand_in.server import LocalOpenAIServer
+    from nliforge.pipelines.wanli.stand_in import wanli_responder
 
     monkeypatch.setenv(KEY_ENV, "test-key")
     out = offline / "gen"

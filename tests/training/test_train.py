@@ -165,7 +165,7 @@ def test_training_loss_reaches_the_logger_on_every_logging_step(trained_run):
 def test_default_checkpoints_are_last_only_and_every_epoch_on_request(trained_run, classifier_run_dir):
     """By default a run keeps only last.ckpt (resume); save_top_k=-1 keeps each epoch as epoch_NN.ckpt
     (no doubled `epoch_epoch=`), which the variability stage reads."""
-    from nliforge.pipeline.classifier import ClassifierRun
+    from nliforge.engine.classifier import ClassifierRun
 
     _, _, out = trained_run
     assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["last.ckpt"]

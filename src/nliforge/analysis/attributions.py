@@ -1,4 +1,4 @@
-"""Token attributions for an NLI classifier (seed 004's "explanation methods"): which tokens of a
+"""Token attributions for an NLI classifier (NLI-Set's "explanation methods"): which tokens of a
 (premise, hypothesis) pair push the prediction up or down.
 
 Two methods over the input word embeddings, implemented here (no Captum needed):

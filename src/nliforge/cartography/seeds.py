@@ -1,4 +1,4 @@
-"""WANLI seeds (seed 000, §2.1 and footnote 2): the most ambiguous examples of each gold label.
+"""WANLI seeds (§2.1 and footnote 2): the most ambiguous examples of each gold label.
 
 A seed is a training example whose variability is strictly above its label's q-quantile
 (q = 0.75: the top 25%), after removing excluded records (MultiNLI's telephone genre).

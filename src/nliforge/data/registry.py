@@ -1,9 +1,10 @@
 """Resolve a train-set or eval-set config node into Records, whatever the loader.
 
 Loaders: `jsonl` (our data model on disk), `hub` (a Hugging Face dataset, or a local folder
-`datasets` can read), `world` (a split of the synthetic NLI world, built on demand), `file`
-(an authors' release file with its own schema, see data/files.py), `derived` (a deterministic
-transformation of another set, see data/derivations.py).
+`datasets` can read), `file` (an authors' release file with its own schema, see data/files.py),
+`derived` (a deterministic transformation of another set, see data/derivations.py), and the loaders other
+modules declare under the entry-point group `nliforge.set_loaders`: `world` (a split of the synthetic NLI
+world, built on demand by nliforge.world, which itself reads and writes records with this package).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
+from functools import cache
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +24,25 @@ from nliforge.data.labels import LABELS, NON_CONTRADICTION, NON_ENTAILMENT
 from nliforge.data.records import Record
 
 log = logging.getLogger(__name__)
-LOADERS = ("jsonl", "hub", "world", "file", "derived")
+BUILTIN_LOADERS = ("jsonl", "hub", "file", "derived")
+LOADER_GROUP = "nliforge.set_loaders"
+
+
+@cache
+def plugin_loaders() -> dict[str, Any]:
+    """The set loaders declared under `nliforge.set_loaders`: objects with `splits` (the names a set may
+    give as `split`) and `load(spec, where, world, cache_dir) -> list[Record]`."""
+    return {ep.name: ep.load() for ep in entry_points(group=LOADER_GROUP)}
+
+
+def loader_names() -> tuple[str, ...]:
+    return BUILTIN_LOADERS + tuple(sorted(plugin_loaders()))
+
+
+def world_splits() -> tuple[str, ...]:
+    """The synthetic world's split names (the `world` set loader's), () without that loader."""
+    world = plugin_loaders().get("world")
+    return tuple(world.splits) if world is not None else ()
 
 
 def gold_labels_for(spec: Mapping[str, Any]) -> tuple[str, ...]:
@@ -43,8 +64,8 @@ def load_set(spec: Mapping[str, Any], where: str, world: Mapping[str, Any] | Non
              cache_dir: str | Path = "data_cache") -> list[Record]:
     """Load the records a set config describes; `where` names the config key in errors."""
     loader = spec.get("loader")
-    if loader not in LOADERS:
-        raise NLIDataError(f"{where}.loader={loader!r}; valid loaders: {', '.join(LOADERS)}")
+    if loader not in loader_names():
+        raise NLIDataError(f"{where}.loader={loader!r}; valid loaders: {', '.join(loader_names())}")
     if "name" not in spec:
         raise NLIDataError(f"{where}: missing key 'name'")
     allowed = gold_labels_for(spec)
@@ -61,7 +82,7 @@ def load_set(spec: Mapping[str, Any], where: str, world: Mapping[str, Any] | Non
     elif loader == "derived":
         records = _load_derived(spec, where, world, cache_dir)
     else:
-        records = _load_world(spec, where, world, cache_dir)
+        records = plugin_loaders()[loader].load(spec, where, world, cache_dir)
     if spec.get("binarize_gold") and len(allowed) == 2:
         records = binarize_gold(records, allowed)
     _check_labels(records, allowed, spec, where)
@@ -95,7 +116,7 @@ def _load_jsonl(spec: Mapping[str, Any], where: str, allowed: tuple[str, ...]) -
 
 def take(records: list[Record], limit: int, seed, where: str) -> list[Record]:
     """The first `limit` records, or with `limit_seed` a seeded random subset of that size in the set's
-    order (issue 22: a same-size slice of a set whose order follows its generation, e.g. by prompt).
+    order (a same-size slice of a set whose order follows its generation, e.g. by prompt).
     Asking for more than the set has is an error, not a silently smaller set."""
     if seed is None:
         return records[:limit]
@@ -126,22 +147,6 @@ def require_records(records: list[Record], spec: Mapping[str, Any], where: str) 
         reason = f"its {loader} source ({spec.get('split') or spec.get('base')}) is empty"
     raise NLIDataError(f"{where}: set {spec.get('name')!r} yields no records: {reason}; a training set needs "
                        "at least one example")
-
-
-def _load_world(spec, where, world, cache_dir) -> list[Record]:
-    from nliforge.world import SPLITS, WorldConfig, ensure_world
-
-    if world is None:
-        raise NLIDataError(f"{where}: loader 'world' needs the `world` config node")
-    split = spec.get("split")
-    if split not in SPLITS:
-        raise NLIDataError(f"{where}.split={split!r}; world splits: {', '.join(SPLITS)}")
-    cfg = WorldConfig.from_dict(dict(world))
-    if split == "train_biased_extra" and cfg.n_extra == 0:
-        raise NLIDataError(f"{where}: the world split train_biased_extra is empty (world.n_extra=0); set "
-                           "world.n_extra=N for N more pairs of train_biased's distribution (nliforge.world.arms)")
-    folder = ensure_world(cfg, Path(cache_dir) / "world")
-    return read_jsonl(folder / f"{split}.jsonl")
 
 
 DATA_DIR_ENV = "NLIFORGE_DATA_DIR"
@@ -191,25 +196,21 @@ def eval_set_spec(name: str, where: str, cache_dir: str | Path = "data_cache") -
 
     path = find_set_yaml(name)
     if path is None:
-        from nliforge.world import SPLITS
-
         folders = config_folders()
         known = sorted({p.stem for f in folders for p in (f / "data" / "eval_sets").glob("*.yaml")})
         raise NLIDataError(f"{where}={name!r}: neither an eval set in {', '.join(str(f / 'data' / 'eval_sets') for f in folders)} "
-                           f"nor a world split; eval sets: {', '.join(known)}; world splits: {', '.join(SPLITS)}")
+                           f"nor a world split; eval sets: {', '.join(known)}; world splits: {', '.join(world_splits())}")
     node = OmegaConf.create({"paths": paths_node(cache_dir), "set": OmegaConf.load(path)})
     return OmegaConf.to_container(node, resolve=True)["set"]
 
 
 def _set_node(base: Any, name: str, where: str, cache_dir) -> dict[str, Any]:
     """A set named by `base` (an eval-set name, a world split) or given inline (a node)."""
-    from nliforge.world import SPLITS
-
     if isinstance(base, Mapping):
         node = dict(base)
         node.setdefault("name", name)
         return node
-    if find_set_yaml(str(base)) is None and base in SPLITS:
+    if find_set_yaml(str(base)) is None and base in world_splits():
         return {"name": f"world_{base}", "loader": "world", "split": base, "num_classes": 3}
     return eval_set_spec(str(base), where, cache_dir)
 

@@ -1,4 +1,4 @@
-"""Gap closure against a same-size floor and ceiling (issue 22): how much of the way from the floor
+"""Gap closure against a same-size floor and ceiling: how much of the way from the floor
 (the base set plus N more biased pairs) to the ceiling (the base set plus N unbiased pairs) a method's
 N added pairs go, `(method − floor) / (ceiling − floor)`.
 

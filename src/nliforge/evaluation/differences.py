@@ -14,7 +14,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Mapping
 
-import numpy as np
 import pandas as pd
 from scipy import stats
 

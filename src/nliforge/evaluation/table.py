@@ -1,7 +1,7 @@
 """Collect the long-form metrics.csv files of several runs, and the tidy per-cell statistics
 (mean, sample std, t-interval, best, in-domain) behind the Table-3 style report.
 
-Intervals of a bounded metric are clipped to its range (issue 24: two seeds of an accuracy gave
+Intervals of a bounded metric are clipped to its range (two seeds of an accuracy once gave
 [-292.7, 342.7]); a t-interval from n < 3 seeds is that wide because t_{0.975,1} = 12.7, so such
 cells are flagged (`few_seeds`) rather than trusted."""
 

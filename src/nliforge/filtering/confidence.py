@@ -1,4 +1,4 @@
-"""Z-Aug's confidence filter (seed 002 §3.1, Table 8): a generated sample is kept when the teacher's
+"""Z-Aug's confidence filter (§3.1, Table 8): a generated sample is kept when the teacher's
 probability of the sample's own (generated) label is strictly above τ; at or below τ it is dropped.
 A pure function of the probabilities, so the rule is tested on hand-picked values."""
 

@@ -1,4 +1,4 @@
-"""WANLI Stage 3 selection (seed 000, §2.3): the most ambiguous half, balanced over intended labels.
+"""WANLI Stage 3 selection (§2.3): the most ambiguous half, balanced over intended labels.
 
 Generated examples are unlabeled, so ambiguity is the *estimated max variability* (Eq. 1) of the
 task model's per-epoch predictions (:func:`nliforge.cartography.metrics.estimated_max_variability`).

@@ -16,7 +16,7 @@ integers, so ties are common) follow `ties` (`TIES`):
   names sort first (Python string order, by code point) enter. The paper defines B(l) as a top k
   and leaves ties open; this keeps |B(l)| = k and makes the result independent of feature ids and
   data order, but which of the tied features enter depends on their names (an implementation that
-  breaks ties the other way: issue 19 counted up to 256 of 3,000 decisions differing with k = 20).
+  breaks ties the other way: a measurement counted up to 256 of 3,000 decisions differing with k = 20).
 - `include`: every feature tied at the k-th z enters, so B(l) may hold more than k features and
   nothing depends on names. Within one batch it rejects every instance `name` rejects, and more.
 Within B(l) features are listed by (-z, name).

@@ -2,7 +2,7 @@
 
 The tokenizer (byte-level BPE) and the model are built from config and trained with a plain,
 seeded torch loop on the given documents (e.g. WANLI prompt documents from
-`nliforge.generation.demo_corpus`), then saved as a Hugging Face folder (model + tokenizer) that
+each pipeline's `stand_in.py`, e.g. `nliforge.pipelines.wanli.stand_in`), then saved as a Hugging Face folder (model + tokenizer) that
 `HFLocal` — or any `AutoModelForCausalLM` user — loads. Training is idempotent: a folder that
 already holds a finished model trained with the same settings and documents is reused.
 """

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from nliforge.pipeline.run_folder import source_commit
+from nliforge.engine.run_folder import source_commit
 
 SKIPPED_CONFIG = ("hydra", "paths", "logger")     # where no seed of the data lives
 

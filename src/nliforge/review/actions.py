@@ -109,7 +109,7 @@ def record_judge_ledger(cfg: DictConfig) -> dict:
     """The judge's ledger (requests sent and cached, tokens, cost, faults) into the run's manifest.json
     under `ledger.review_judge`, next to the generation stages' entries, which are kept."""
     from nliforge.generation.cache import ResponseCache
-    from nliforge.pipeline.run_folder import RunFolder
+    from nliforge.engine.run_folder import RunFolder
 
     with ResponseCache(review_dir(cfg) / "judge_cache.sqlite") as cache:
         entry = cache.ledger(JUDGE_STAGE)

@@ -1,4 +1,4 @@
-"""Two annotators per example -> one labeled Record, by the WANLI rules (seed 000 §2.4, App. D).
+"""Two annotators per example -> one labeled Record, by the WANLI rules (§2.4, App. D).
 
 Per example, in this order:
 1. `discarded`: either annotator chose "discard" -> the example is dropped.
@@ -48,7 +48,7 @@ from nliforge.errors import NLIDataError
 from nliforge.data.labels import LABELS
 from nliforge.data.records import Record, check_unique_uids
 from nliforge.review.text import differs, normalize_whitespace, trivial_change
-from nliforge.review.types import ANNOTATORS_PER_ITEM, Judgement
+from nliforge.data.judgements import ANNOTATORS_PER_ITEM, Judgement
 
 RULES = ("discarded", "both_revised", "trivial_single_revision", "single_revision_ignored", "agreed", "disagreement")
 COUNT_KEYS = ("items", "judgements", "complete", "incomplete", "more_than_two", "judgements_ignored",

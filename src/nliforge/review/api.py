@@ -20,7 +20,7 @@ from aiohttp import web
 
 from nliforge.errors import NLIDataError
 from nliforge.review.store import AlreadyJudgedError, ItemFullError, ReviewStore
-from nliforge.review.types import REVIEW_LABELS, RUBRIC_CRITERIA, Judgement
+from nliforge.data.judgements import REVIEW_LABELS, RUBRIC_CRITERIA, Judgement
 
 ANNOTATOR_RE = re.compile(r"^[\w@+-](?:[\w.@+-]{0,62}[\w@+-])?$")
 BODY_FIELDS = ("uid", "annotator", "label", "premise", "hypothesis", "rubric")

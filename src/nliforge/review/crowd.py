@@ -31,7 +31,7 @@ from pathlib import Path
 from nliforge.errors import NLIDataError
 from nliforge.data.records import Record, check_unique_uids
 from nliforge.review.text import differs, normalize_whitespace
-from nliforge.review.types import REVIEW_LABELS, Judgement
+from nliforge.data.judgements import REVIEW_LABELS, Judgement
 from nliforge.utils.atomic import atomic_write_text
 
 AMT_REQUIRED = ("HITId", "AssignmentId", "WorkerId", "AssignmentStatus")

@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hmac
-import json
 import os
 import re
 import signal

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from nliforge.errors import NLIDataError
 from nliforge.data.records import Record
-from nliforge.review.types import ANNOTATORS_PER_ITEM, Judgement
+from nliforge.data.judgements import ANNOTATORS_PER_ITEM, Judgement
 
 HUMAN_SOURCES = ("page", "amt", "label_studio")
 DEFAULT_CLAIM_TTL_S = 30 * 60.0

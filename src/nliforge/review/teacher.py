@@ -21,7 +21,7 @@ from nliforge.data.records import Record, check_unique_uids
 from nliforge.generation.types import Failure, GenerationRequest, Sampling
 from nliforge.models.predict import load_classifier, predict_probs
 from nliforge.review.aggregate import automatic_records
-from nliforge.review.types import Judgement
+from nliforge.data.judgements import Judgement
 
 __all__ = ["JUDGE_INSTRUCTION", "JUDGE_SAMPLING", "automatic_records", "judge_messages", "judge_prompt",
            "llm_judge_review", "parse_judge_answer", "teacher_review"]

@@ -26,7 +26,7 @@ from nliforge.errors import NLIDataError
 from nliforge.data.records import Record, check_unique_uids
 from nliforge.review.crowd import ImportedJudgements, review_judgement
 from nliforge.review.text import normalize_whitespace
-from nliforge.review.types import Judgement
+from nliforge.data.judgements import Judgement
 
 WANLI_REQUIRED = ("WorkerId", "id", "premise", "hypothesis", "revised_premise", "revised_hypothesis", "gold")
 EXPECTED = ("WANLI's anonymized_annotations.jsonl: one JSON object per line with "

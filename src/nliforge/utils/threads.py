@@ -3,7 +3,7 @@
 torch (intra-op and inter-op pools) and the Rust tokenizers start one thread per core of the
 machine by default, not per core the process may run on (`taskset`, a Slurm cgroup, a container's
 cpuset). When other processes compete for the cores, that many threads thrash: a tiny model
-trained ~100x slower beside two busy processes on 2 cores (issue 24; benchmarks/README.md measures
+trained ~100x slower beside two busy processes on 2 cores (benchmarks/README.md measures
 it with `benchmarks/threads_under_load.py`). `num_threads` (a top-level config key; null = OMP_NUM_THREADS
 when set, else the cores in `os.sched_getaffinity(0)`) sizes torch's pools and the tokenizers' pool.
 """

@@ -42,13 +42,11 @@ from typing import Any
 
 from aiohttp import web
 
-from nliforge.generation.stand_in.responders import (
-    apply_stop, default_responder, disco_responder, input_digest, input_text, wanli_responder)
+from nliforge.generation.stand_in.responders import apply_stop, default_responder, input_digest, input_text, responders
 from nliforge.generation.stand_in.threaded import ThreadedServer
 
 FAULT_KINDS = ("rate_limit", "server_error", "timeout", "truncated", "bad_json")
-RESPONDERS = {"default": default_responder, "wanli": wanli_responder, "disco": disco_responder}
-__all__ = ["FAULT_KINDS", "LocalOpenAIServer", "ServerSettings", "apply_stop", "disco_responder", "wanli_responder"]
+__all__ = ["FAULT_KINDS", "LocalOpenAIServer", "ServerSettings", "apply_stop"]
 
 
 @dataclass
@@ -272,13 +270,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--fault-seed", type=int, default=0)
     ap.add_argument("--retry-after", type=float, default=0.05, help="seconds sent with 429s")
     ap.add_argument("--context-tokens", type=int, default=None)
-    ap.add_argument("--responder", choices=sorted(RESPONDERS), default="default")
+    ap.add_argument("--responder", choices=sorted(responders()), default="default")
     ap.add_argument("--log", default=None, help="JSONL log of every request received and answered")
     args = ap.parse_args(argv)
     server = LocalOpenAIServer(
         port=args.port, latency_s=args.latency, max_concurrency=args.max_concurrency, fault_rate=args.fault_rate,
         fault_kinds=tuple(k for k in args.fault_kinds.split(",") if k), fault_seed=args.fault_seed,
-        retry_after_s=args.retry_after, context_tokens=args.context_tokens, responder=RESPONDERS[args.responder],
+        retry_after_s=args.retry_after, context_tokens=args.context_tokens, responder=responders()[args.responder],
         log_path=args.log)
     asyncio.run(_serve_forever(server))
 

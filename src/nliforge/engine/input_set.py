@@ -1,0 +1,169 @@
+"""`input=`: the dataset a pipeline consumes, named by reference, with its provenance.
+
+A reference is one of
+- a generation run folder (it holds manifest.json): its final dataset (`<run>/dataset.jsonl`);
+- a JSONL file of the data model (e.g. `<run>/review/reviewed.jsonl`; when it lies inside a run
+  folder, that run's manifest is part of the provenance);
+- a folder written by `datasets.Dataset.save_to_disk` with the data model's columns;
+- the name of a training set (conf/data/train_sets), an eval set (conf/data/eval_sets) or a world split.
+
+A list of references is their concatenation (a uid seen twice keeps its first record). Every
+reference's provenance (kind, path, sha256 or fingerprint, count, and for a run folder its pipeline
+and its own `input`) goes into the consuming run's manifest, so WANLI -> DISCO -> z-filter runs
+chain their provenance. The `input` stage (and `zfilter_seed`) load here and are re-run on every
+start: they are cheap, and a changed file then reaches the stages after them.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
+
+from nliforge.errors import NLIDataError
+from nliforge.data.jsonl import read_jsonl, records_digest
+from nliforge.data.records import Record, record_from_mapping
+from nliforge.engine.stages import RECORD_FIELDS, StageContext, StageOutput, stage
+
+INPUT_STAGE = "input"
+FINAL = "dataset.jsonl"
+HF_MARKERS = ("dataset_info.json", "state.json", "dataset_dict.json")
+
+
+def refs_of(value: Any) -> list[str]:
+    """A reference or a list of them, as a list of strings ([] for null)."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple, ListConfig)):
+        return [str(v) for v in value]
+    return [str(value)]
+
+
+def check_input(cfg: DictConfig) -> DictConfig:
+    """Before anything is written: `input` given to a pipeline that takes none, or missing where the
+    pipeline needs it, is an error; a given `input` puts the `input` stage first in the stage list (in a new
+    config: `cfg` itself is left as it was)."""
+    refs, name = refs_of(cfg.get("input")), str(cfg.pipeline.name)
+    accepts = bool(cfg.pipeline.get("accepts_input", False))
+    if refs and not accepts:
+        raise NLIDataError(f"input={refs}: pipeline {name!r} does not consume a dataset (pipelines that do "
+                           "set pipeline.accepts_input: true, e.g. disco and zfilter)")
+    stages = list(cfg.pipeline.stages)
+    if not refs and INPUT_STAGE in stages:
+        raise NLIDataError(f"input: pipeline {name!r} needs a dataset: input=<run folder | JSONL file | saved "
+                           "Hugging Face dataset | training or eval set name> (or a list of them)")
+    if refs and INPUT_STAGE not in stages:
+        cfg = copy.deepcopy(cfg)
+        with open_dict(cfg):
+            cfg.pipeline.stages = [INPUT_STAGE, *stages]
+    return cfg
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _enclosing_run(path: Path) -> dict | None:
+    """The run folder a file lies in (a parent with manifest.json): its path, pipeline and input."""
+    for parent in path.resolve().parents:
+        manifest = parent / "manifest.json"
+        if manifest.is_file():
+            m = json.loads(manifest.read_text(encoding="utf-8"))
+            return {"path": str(parent), "pipeline": m.get("pipeline"), "input": m.get("input")}
+    return None
+
+
+def _from_run(root: Path, where: str) -> tuple[list[Record], dict]:
+    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    final = manifest.get("final")
+    if not final:
+        raise NLIDataError(f"{where}={str(root)!r}: this run folder has no final dataset (manifest.json has no "
+                           "`final`: the run has not finished, or its last stage made no records)")
+    path = root / final["path"]
+    records = read_jsonl(path)
+    return records, {"kind": "run", "path": str(path.resolve()), "pipeline": manifest.get("pipeline"),
+                     "stage": final.get("stage"), "sha256": _sha256(path), "input": manifest.get("input")}
+
+
+def _from_hf_disk(root: Path, where: str) -> tuple[list[Record], dict]:
+    import datasets
+
+    ds = datasets.load_from_disk(str(root))
+    if isinstance(ds, datasets.DatasetDict):
+        raise NLIDataError(f"{where}={str(root)!r}: a DatasetDict with splits {list(ds)}; give one split's folder")
+    records = []
+    for i, row in enumerate(ds):
+        meta = row.get("meta")
+        row = {**row, "meta": json.loads(meta) if isinstance(meta, str) else meta}
+        records.append(record_from_mapping(row, f"{root}[{i}]"))
+    return records, {"kind": "hf_disk", "path": str(root.resolve()), "fingerprint": ds._fingerprint}
+
+
+def _from_name(name: str, cfg: DictConfig, where: str) -> tuple[list[Record], dict]:
+    from nliforge.data.registry import eval_set_spec, find_set_yaml, load_set, paths_node
+
+    cache = str(cfg.paths.cache_dir)
+    train = find_set_yaml(name, "train_sets")
+    if train is not None:
+        node = OmegaConf.create({"paths": paths_node(cache), "set": OmegaConf.load(train)})
+        spec = OmegaConf.to_container(node, resolve=True)["set"][name]
+    else:
+        try:
+            spec = eval_set_spec(name, where, cache)
+        except NLIDataError:
+            raise NLIDataError(f"{where}={name!r}: not a file, a run folder (with manifest.json), a saved Hugging "
+                               "Face dataset, nor a training set, eval set or world split name") from None
+    world = OmegaConf.to_container(cfg.world, resolve=True) if "world" in cfg else None
+    return load_set(spec, where, world, cache), {"kind": "set", "name": name, "spec": spec}
+
+
+def load_ref(ref: str, cfg: DictConfig, where: str) -> tuple[list[Record], dict]:
+    """The records a reference names and its provenance (see the module docstring)."""
+    path = Path(ref)
+    if path.is_dir() and (path / "manifest.json").is_file():
+        records, prov = _from_run(path, where)
+    elif path.is_dir() and any((path / m).is_file() for m in HF_MARKERS):
+        records, prov = _from_hf_disk(path, where)
+    elif path.is_file():
+        records = read_jsonl(path)
+        prov = {"kind": "jsonl", "path": str(path.resolve()), "sha256": _sha256(path), "run": _enclosing_run(path)}
+    elif path.exists() or "/" in ref or ref.endswith(".jsonl"):
+        raise NLIDataError(f"{where}={ref!r}: neither a JSONL file, a run folder (with manifest.json) nor a "
+                           f"folder written by datasets' save_to_disk ({', '.join(HF_MARKERS)})")
+    else:
+        records, prov = _from_name(ref, cfg, where)
+    return records, {"ref": ref, **prov, "count": len(records), "records_sha256": records_digest(records)}
+
+
+def load_refs(refs: Sequence[str], cfg: DictConfig, where: str) -> tuple[list[Record], list[tuple[str, str]], list[dict]]:
+    """Every reference's records concatenated in order; a repeated uid is dropped ("duplicate_uid")."""
+    records, drops, provenance, seen = [], [], [], set()
+    for ref in refs:
+        recs, prov = load_ref(ref, cfg, where)
+        provenance.append(prov)
+        for rec in recs:
+            if rec.uid in seen:
+                drops.append((rec.uid, "duplicate_uid"))
+                continue
+            seen.add(rec.uid)
+            records.append(rec)
+    return records, drops, provenance
+
+
+@stage(INPUT_STAGE, rerun=True, writes=RECORD_FIELDS)
+def input_stage(ctx: StageContext) -> StageOutput:
+    """The records of `input` (one reference or a list), with their provenance in manifest.json `input`."""
+    records, drops, provenance = load_refs(refs_of(ctx.cfg.get("input")), ctx.cfg, "input")
+    ctx.folder.update_manifest(input=provenance)
+    return StageOutput([r.to_dict() for r in records], drops, count_in=len(records) + len(drops),
+                       extra={"refs": [p["ref"] for p in provenance]})
+
+
+def input_records(ctx: StageContext, stage_name: str = INPUT_STAGE) -> list[Record]:
+    """The rows of a loading stage as Records (for the stages that consume `input`)."""
+    return [record_from_mapping(r, f"stage {stage_name}") for r in ctx.rows(stage_name)]

@@ -1,0 +1,66 @@
+"""Which LLM a generation run uses: the generator the user chose, or the demo's stand-in.
+
+`generator=stand_in` (nliforge-generate's default) means "no generator chosen". A demo
+(conf/generate_experiment/*_demo.yaml) describes its stand-in in a top-level `stand_in:` block: the
+small LM it trains (`generator_lm` stage) or the local stand-in server. That block is applied only
+while no generator is chosen, so `experiment=demo generator=smollm2` runs the same demo on the real
+model: the stand-in's training stage is left out and a pipeline with its own list of LLMs
+(long-text: `pipeline.generators` and the rubric judge) uses the chosen generator for all of them, and
+Z-Aug with `generator=causal_unlikelihood` (or gpt2_unlikelihood with `init_from`) trains its generator
+from that pretrained LM.
+
+Resolution happens once, before anything is written, so the run's config.yaml records what ran.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+
+from omegaconf import DictConfig, OmegaConf, open_dict
+
+log = logging.getLogger("nliforge.generate")
+
+STAND_IN = "stand_in"
+STAND_IN_STAGES = ("generator_lm",)  # stages that only build a stand-in generator
+
+
+def generator_chosen(cfg: DictConfig) -> bool:
+    """Whether a real generator was chosen (anything but the `stand_in` placeholder)."""
+    return str(cfg.generator.get("kind")) != STAND_IN
+
+
+STAND_IN_FIGURE_NOTE = ("Made with the demo's stand-in generator, not a real LLM: it shows that the pipeline "
+                        "works, not what a real model does.")
+
+
+def stand_in_note(cfg: DictConfig) -> str:
+    """The note a figure of this run carries when its data came from the stand-in (else '')."""
+    return "" if generator_chosen(cfg) else STAND_IN_FIGURE_NOTE
+
+
+def resolve_generator(cfg: DictConfig) -> DictConfig:
+    """A new config with the stand-in applied (no generator chosen) or replaced by the chosen one; `cfg`
+    itself is left as it was."""
+    cfg = copy.deepcopy(cfg)
+    stand_in = cfg.get(STAND_IN)
+    with open_dict(cfg):
+        if not generator_chosen(cfg):
+            for key in stand_in or {}:
+                cfg[key] = OmegaConf.merge(cfg[key], stand_in[key]) if key in cfg else stand_in[key]
+            return cfg
+        dropped = [s for s in cfg.pipeline.stages if s in STAND_IN_STAGES]
+        if dropped:
+            cfg.pipeline.stages = [s for s in cfg.pipeline.stages if s not in STAND_IN_STAGES]
+            log.info("generator %s chosen: the stand-in stage(s) %s are left out", cfg.generator.get("model"), dropped)
+        _replace_pipeline_llms(cfg)
+    return cfg
+
+
+def _replace_pipeline_llms(cfg: DictConfig) -> None:
+    """The pipeline's own LLM nodes become the chosen generator, as its `use_generator` hook says."""
+    from nliforge.engine.registry import load_pipeline
+
+    hook = load_pipeline(str(cfg.pipeline.name)).use_generator
+    if hook is not None:
+        hook(cfg)

@@ -1,0 +1,1 @@
+"""DISCO (Chen et al., 2023): counterfactual distillation with a teacher filter."""

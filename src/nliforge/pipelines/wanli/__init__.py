@@ -1,0 +1,1 @@
+"""WANLI (Liu et al., 2022): worker-and-AI collaboration."""
