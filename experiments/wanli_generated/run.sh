@@ -26,12 +26,12 @@ for ws in $WORLD_SEEDS; do
     W="$R/world$ws"; mkdir -p "$W"
     WORLD_ARGS=(world="$WORLD" world.seed="$ws")
     stamp "world $ws: the annotators' stand-in ($N_ANNOT unbiased pairs, 5 epochs)"
-    [ -f "$W/annotator/model/config.json" ] || logged "$W/annotator.log" nliforge-train 'data/train_sets=[synthetic]' "${WORLD_ARGS[@]}" \
-        world.n_train="$N_ANNOT" model=tiny seed=0 suite=synthetic callbacks=none logger=none \
-        trainer.enable_progress_bar=false hydra.run.dir="$W/annotator"
-    GEN=(pipeline=wanli experiment=demo "${WORLD_ARGS[@]}" world.n_train="$N_TRAIN" model.max_epochs=5
-         pipeline.seeds.max_per_label=null pipeline.generator_lm.split=train_biased pipeline.generator_lm.labels=false
-         trainer.enable_progress_bar=false generator.runner.progress=false)
+    # conf/experiment/wanli_generated_annotator.yaml: the tiny model on the unbiased split, no logger
+    [ -f "$W/annotator/model/config.json" ] || logged "$W/annotator.log" nliforge-train experiment=wanli_generated_annotator \
+        "${WORLD_ARGS[@]}" world.n_train="$N_ANNOT" hydra.run.dir="$W/annotator"
+    # conf/experiment/wanli_generated.yaml and conf/generate_experiment/wanli_wanli_generated.yaml: the demo's
+    # classifier (5 epochs on D0) and generation, every seed above the quantile, the LM on D0 without labels
+    GEN=(pipeline=wanli experiment=wanli_generated "${WORLD_ARGS[@]}" world.n_train="$N_TRAIN")
     SHARED=(pipeline.classifier.run_dir="$W/gen_full/classifier" stand_in.generator.model="$W/gen_full/generator_lm")
     REST=(seeds exemplars prompts generate parse)
     stamp "world $ws: generation, full (seeds above the 0.75 variability quantile; heuristics; top half by max variability)"

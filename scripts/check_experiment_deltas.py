@@ -1,0 +1,82 @@
+"""Check that an experiment's run.sh composes the same configs after its fixed overrides moved into
+conf/experiment/<name>.yaml (and conf/generate_experiment/<pipeline>_<name>.yaml): each command of the
+script, as it was (the override list) and as it is (`experiment=<name>` plus what varies), is composed
+with Hydra's `--cfg job` and the two printed configs must be identical.
+
+    python scripts/check_experiment_deltas.py                  # every experiment below
+    python scripts/check_experiment_deltas.py wanli_generated  # one
+
+By hand, after editing an experiment's delta; not part of CI (each composition starts an entry point,
+~10 s). Loop variables take placeholder values: world seed 0, sizes 100, folders under /tmp/x; `-m`
+commands are composed without `-m`, with one value of each swept key. Exit 1 on any difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import shlex
+import subprocess
+import sys
+
+X = "/tmp/x"
+WORLD = "world=snli_calibrated world.seed=0"
+
+# experiment -> [(command label, entry point, the old overrides, the new overrides)]
+CASES: dict[str, list[tuple[str, str, str, str]]] = {}
+
+_WG_GEN_OLD = (f"pipeline=wanli experiment=demo {WORLD} world.n_train=100 model.max_epochs=5 "
+               "pipeline.seeds.max_per_label=null pipeline.generator_lm.split=train_biased "
+               "pipeline.generator_lm.labels=false trainer.enable_progress_bar=false generator.runner.progress=false")
+_WG_GEN_NEW = f"pipeline=wanli experiment=wanli_generated {WORLD} world.n_train=100"
+_WG_SHARED = f"pipeline.classifier.run_dir={X}/gen_full/classifier stand_in.generator.model={X}/gen_full/generator_lm"
+_WG_REST = "classifier,seeds,exemplars,prompts,generate,parse"
+_WG_VARIANTS = {
+    "gen_full": f"hydra.run.dir={X}/gen_full",
+    "gen_randseeds": f"{_WG_SHARED} pipeline.seeds.quantile=0.0 pipeline.seeds.max_per_label=100 "
+                     f"pipeline.stages=[{_WG_REST},heuristics,variability] hydra.run.dir={X}/gen_randseeds",
+    "gen_randkeep": f"{_WG_SHARED} pipeline.variability.select=random "
+                    f"pipeline.stages=[{_WG_REST},heuristics,variability] hydra.run.dir={X}/gen_randkeep",
+    "gen_nofilter": f"{_WG_SHARED} pipeline.stages=[{_WG_REST}] hydra.run.dir={X}/gen_nofilter",
+}
+CASES["wanli_generated"] = [
+    ("annotator", "nliforge-train",
+     f"data/train_sets=[synthetic] {WORLD} world.n_train=100 model=tiny seed=0 suite=synthetic callbacks=none "
+     f"logger=none trainer.enable_progress_bar=false hydra.run.dir={X}/annotator",
+     f"experiment=wanli_generated_annotator {WORLD} world.n_train=100 hydra.run.dir={X}/annotator"),
+    *[(label, "nliforge-generate", f"{_WG_GEN_OLD} {rest}", f"{_WG_GEN_NEW} {rest}")
+      for label, rest in _WG_VARIANTS.items()],
+]
+
+
+def composed(entry: str, overrides: str) -> str:
+    """The job config that `entry overrides --cfg job` prints (its exit status checked)."""
+    proc = subprocess.run([entry, *shlex.split(overrides), "--cfg", "job"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"{entry} {overrides} --cfg job failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    return proc.stdout
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("names", nargs="*", help=f"experiments (default: all of {', '.join(CASES)})")
+    args = ap.parse_args(argv)
+    unknown = [n for n in args.names if n not in CASES]
+    if unknown:
+        ap.error(f"unknown experiment(s) {', '.join(unknown)}; known: {', '.join(CASES)}")
+    bad = 0
+    for name in args.names or list(CASES):
+        for label, entry, old, new in CASES[name]:
+            a, b = composed(entry, old), composed(entry, new)
+            diff = list(difflib.unified_diff(a.splitlines(), b.splitlines(), "before", "after", lineterm=""))
+            status = "identical" if not diff else "DIFFERENT"
+            print(f"{name} {label} ({entry}, {len(a.splitlines())} lines): {status}", flush=True)
+            print(f"  before: {entry} {old}\n  after:  {entry} {new}", flush=True)
+            if diff:
+                bad += 1
+                print("\n".join(diff), flush=True)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
