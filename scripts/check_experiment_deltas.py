@@ -48,6 +48,22 @@ CASES["wanli_generated"] = [
       for label, rest in _WG_VARIANTS.items()],
 ]
 
+_CB_WA = f"{WORLD} world.n_train=100"
+_CB_DISCO = (f"input={X}/reviewed.jsonl pipeline.classifier.run_dir={X}/classifier "
+             f"pipeline.disco_teacher.run_dirs=[{X}/teacher] stand_in.generator.model={X}/generator_lm "
+             f"pipeline.augment.name=exp_comb_disco_w_w0 hydra.run.dir={X}/disco_w")
+_CB_Z = f"input=[{X}/a.jsonl,{X}/b.jsonl,{X}/c.jsonl] register.name=exp_comb_zall_w0 hydra.run.dir={X}/z_all"
+CASES["combined"] = [
+    ("disco_w", "nliforge-generate",
+     f"pipeline=disco experiment=demo {_CB_WA} trainer.enable_progress_bar=false generator.runner.progress=false "
+     f"{_CB_DISCO} pipeline.stages=[classifier,disco_teacher,disco_source,spans,disco_prompts,disco_generate,"
+     "splice,disco_heuristics,teacher_filter,augment] pipeline.disco_source.select=all",
+     f"pipeline=disco experiment=combined {_CB_WA} {_CB_DISCO}"),
+    ("z_all", "nliforge-generate",
+     f"pipeline=zfilter {_CB_WA} {_CB_Z} pipeline.zfilter_seed.set=synthetic_biased",
+     f"pipeline=zfilter experiment=combined_zall {_CB_WA} {_CB_Z}"),
+]
+
 
 def composed(entry: str, overrides: str) -> str:
     """The job config that `entry overrides --cfg job` prints (its exit status checked)."""

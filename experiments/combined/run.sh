@@ -13,7 +13,6 @@ E6="${E6_SCRATCH:-/tmp/nliforge_exp/wanli_generated}"
 E8="${E8_SCRATCH:-/tmp/nliforge_exp/disco_table3}"
 scratch combined
 N_TRAIN="${N_TRAIN:-4000}"          # D0, as in the two source experiments
-QUIET=(trainer.enable_progress_bar=false generator.runner.progress=false)
 for ws in $WORLD_SEEDS; do
     W="$R/world$ws"; mkdir -p "$W"
     A="$E6/world$ws"; D="$E8/world$ws"
@@ -23,11 +22,12 @@ for ws in $WORLD_SEEDS; do
     WA=(world="$WORLD" world.seed="$ws" world.n_train="$N_TRAIN")
     REVIEWED="$A/gen_full/review/reviewed.jsonl"
     stamp "world $ws: DISCO(W): counterfactuals of the reviewed WANLI set (DISCO's D0 teacher and fill-in LM)"
-    logged "$W/disco_w.log" nliforge-generate pipeline=disco experiment=demo "${WA[@]}" "${QUIET[@]}" input="$REVIEWED" \
+    # conf/experiment/combined.yaml, conf/generate_experiment/disco_combined.yaml: the demo's DISCO stages on every
+    # pair of W, no model trained here
+    logged "$W/disco_w.log" nliforge-generate pipeline=disco experiment=combined "${WA[@]}" input="$REVIEWED" \
         pipeline.classifier.run_dir="$D/gen_filter/classifier" "pipeline.disco_teacher.run_dirs=[$D/gen_filter/teacher]" \
-        stand_in.generator.model="$D/gen_filter/generator_lm" \
-        'pipeline.stages=[classifier,disco_teacher,disco_source,spans,disco_prompts,disco_generate,splice,disco_heuristics,teacher_filter,augment]' \
-        pipeline.disco_source.select=all pipeline.augment.name="exp_comb_disco_w_w$ws" hydra.run.dir="$W/disco_w"
+        stand_in.generator.model="$D/gen_filter/generator_lm" pipeline.augment.name="exp_comb_disco_w_w$ws" \
+        hydra.run.dir="$W/disco_w"
     PARTS=("$REVIEWED" "$W/disco_w/augment/counterfactuals.jsonl" "$D/gen_filter/augment/counterfactuals.jsonl")
     stamp "world $ws: the union W ∪ DISCO(W) ∪ DISCO(D0), and Z(union | D0) (conditional z-filtering, k 20, batch 1000)"
     logged "$W/union.log" python "$HERE/union.py" "$W/union.jsonl" "exp_comb_union_w$ws" "${PARTS[@]}"
@@ -35,8 +35,9 @@ for ws in $WORLD_SEEDS; do
     # with other settings would re-point them)
     logged "$W/w.log" python "$HERE/union.py" "$W/w.jsonl" "exp_comb_w_w$ws" "${PARTS[0]}"
     logged "$W/disco_d0.log" python "$HERE/union.py" "$W/disco_d0.jsonl" "exp_comb_disco_d0_w$ws" "${PARTS[2]}"
-    logged "$W/z_all.log" nliforge-generate pipeline=zfilter "${WA[@]}" "input=[$(IFS=,; echo "${PARTS[*]}")]" \
-        pipeline.zfilter_seed.set=synthetic_biased register.name="exp_comb_zall_w$ws" hydra.run.dir="$W/z_all"
+    # conf/generate_experiment/zfilter_combined_zall.yaml: the seed set is the world's biased split
+    logged "$W/z_all.log" nliforge-generate pipeline=zfilter experiment=combined_zall "${WA[@]}" \
+        "input=[$(IFS=,; echo "${PARTS[*]}")]" register.name="exp_comb_zall_w$ws" hydra.run.dir="$W/z_all"
     N_ADD=$(for f in "${PARTS[0]}" "${PARTS[2]}" "$W/union.jsonl" "$W/z_all/dataset.jsonl"; do count_lines "$f"; done | sort -n | head -1)
     N_ADD=$(( N_ADD < N_TRAIN ? N_ADD : N_TRAIN ))   # the ceiling draws N from the unbiased split of |D0| pairs
     echo "$N_ADD" > "$W/n_add"
