@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from nliforge.data.jsonl import read_jsonl, write_jsonl
-from nliforge.review.publish import register_train_set
+from nliforge.review.reviewed_set import register_train_set
 from nliforge.utils.cli import CONF_DIR
 
 CONF = Path(CONF_DIR)   # where data/train_sets=[...] looks

@@ -42,7 +42,7 @@ def generate(cfg: DictConfig) -> dict:
     configure_process(cfg)                                # thread pools, progress lines
     stages = check_stage_list(list(cfg.pipeline.stages), str(cfg.pipeline.name))  # before the folder gets a file
     if (cfg.get("register") or {}).get("name"):
-        from nliforge.review.publish import check_train_set_name
+        from nliforge.review.reviewed_set import check_train_set_name
 
         check_train_set_name(str(cfg.register.name), "register.name")
     for noisy in ("httpx", "httpx2", "openai"):          # one INFO line per HTTP request otherwise

@@ -16,10 +16,10 @@ ACTIONS = ("serve", "export", "import", "teacher", "judge", "aggregate")
 
 def review(cfg: DictConfig) -> dict:
     """Run the configured action; returns what it reports (paths, counts, kappa)."""
-    from nliforge.review import actions, publish
+    from nliforge.review import actions, reviewed_set
 
     table = {"serve": actions.serve_action, "export": actions.export_action, "import": actions.import_action,
-             "teacher": actions.teacher_action, "judge": actions.judge_action, "aggregate": publish.aggregate_action}
+             "teacher": actions.teacher_action, "judge": actions.judge_action, "aggregate": reviewed_set.aggregate_action}
     if cfg.action not in table:
         raise NLIDataError(f"action={cfg.action!r}; valid: {', '.join(ACTIONS)}")
     return table[cfg.action](cfg)

@@ -162,7 +162,7 @@ def _directions(settings: DictConfig) -> list[str]:
 def prompts_stage(ctx: StageContext) -> StageOutput:
     """One prompt per (span, target label) for every configured flip direction."""
     from nliforge.generation.backends import supports_suffix
-    from nliforge.pipelines.disco.prompting import build_prompt_rows
+    from nliforge.pipelines.disco.prompt_rows import build_prompt_rows
 
     s = ctx.settings
     form = str(s.form)
