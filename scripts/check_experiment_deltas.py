@@ -65,6 +65,32 @@ CASES["combined"] = [
 ]
 
 
+def _dt_gen(old: bool, epochs: str = "8", per_label: str = "null") -> str:
+    """disco_table3's GEN array (TEACHER_EPOCHS, PER_LABEL), before or after."""
+    if old:
+        return (f"pipeline=disco experiment=demo {WORLD} world.n_train=100 pipeline.disco_teacher.train_sets=[synthetic_biased] "
+                f"pipeline.disco_teacher.max_epochs={epochs} pipeline.generator_lm.split=train_biased "
+                f"pipeline.generator_lm.labels=false pipeline.disco_source.max_per_label={per_label} "
+                "trainer.enable_progress_bar=false generator.runner.progress=false")
+    return (f"pipeline=disco experiment=disco_table3 {WORLD} world.n_train=100 pipeline.disco_teacher.max_epochs={epochs} "
+            f"pipeline.disco_source.max_per_label={per_label}")
+
+
+_DT_NOFILTER = (f"pipeline.augment.name=exp_dc_nofilter_w0 pipeline.classifier.run_dir={X}/gen_filter/classifier "
+                f"pipeline.disco_teacher.run_dirs=[{X}/gen_filter/teacher] stand_in.generator.model={X}/gen_filter/generator_lm "
+                "pipeline.teacher_filter.threshold=-1.0 pipeline.stages=[classifier,disco_teacher,disco_source,spans,"
+                f"disco_prompts,disco_generate,splice,disco_heuristics,teacher_filter,augment] hydra.run.dir={X}/gen_nofilter")
+_DT_FILTER = f"pipeline.teacher_filter.threshold=0.25 pipeline.augment.name=exp_dc_filter_w0 hydra.run.dir={X}/gen_filter"
+CASES["disco_table3"] = [
+    ("gen_filter", "nliforge-generate", f"{_dt_gen(True)} {_DT_FILTER}", f"{_dt_gen(False)} {_DT_FILTER}"),
+    ("gen_nofilter", "nliforge-generate", f"{_dt_gen(True)} {_DT_NOFILTER}", f"{_dt_gen(False)} {_DT_NOFILTER}"),
+    # the knobs' other values still reach the config (TEACHER_EPOCHS=3 PER_LABEL=50 DELTA=0.5)
+    ("gen_filter, knobs", "nliforge-generate",
+     f"{_dt_gen(True, '3', '50')} {_DT_FILTER.replace('=0.25', '=0.5')}",
+     f"{_dt_gen(False, '3', '50')} {_DT_FILTER.replace('=0.25', '=0.5')}"),
+]
+
+
 def composed(entry: str, overrides: str) -> str:
     """The job config that `entry overrides --cfg job` prints (its exit status checked)."""
     proc = subprocess.run([entry, *shlex.split(overrides), "--cfg", "job"], capture_output=True, text=True)

@@ -17,10 +17,10 @@ TEACHER_EPOCHS="${TEACHER_EPOCHS:-8}"   # the teacher: D0 again, trained longer 
 DELTA="${DELTA:-0.25}"              # the teacher filter keeps Δ > this (the paper's and PRIOR_ART's 0.25)
 for ws in $WORLD_SEEDS; do
     W="$R/world$ws"; mkdir -p "$W"
-    GEN=(pipeline=disco experiment=demo world="$WORLD" world.seed="$ws" world.n_train="$N_TRAIN"
-         'pipeline.disco_teacher.train_sets=[synthetic_biased]' pipeline.disco_teacher.max_epochs="$TEACHER_EPOCHS"
-         pipeline.generator_lm.split=train_biased pipeline.generator_lm.labels=false
-         pipeline.disco_source.max_per_label="$PER_LABEL" trainer.enable_progress_bar=false generator.runner.progress=false)
+    # conf/experiment/disco_table3.yaml, conf/generate_experiment/disco_disco_table3.yaml: the demo's DISCO with
+    # the teacher on D0 and the fill-in LM on D0 without labels
+    GEN=(pipeline=disco experiment=disco_table3 world="$WORLD" world.seed="$ws" world.n_train="$N_TRAIN"
+         pipeline.disco_teacher.max_epochs="$TEACHER_EPOCHS" pipeline.disco_source.max_per_label="$PER_LABEL")
     stamp "world $ws: DISCO generation with the teacher filter (Δ > $DELTA)"
     logged "$W/gen_filter.log" nliforge-generate "${GEN[@]}" pipeline.teacher_filter.threshold="$DELTA" \
         pipeline.augment.name="exp_dc_filter_w$ws" hydra.run.dir="$W/gen_filter"
