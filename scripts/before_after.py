@@ -3,6 +3,7 @@ of two commits and compare what they wrote, byte for byte, timestamps and paths 
 
     python scripts/before_after.py --before 32f8184 --out /tmp/before_after          # all five demos
     python scripts/before_after.py --before 32f8184 --demos longtext_demo --out /tmp/ba
+    /tmp/venv_after/bin/python scripts/before_after.py --before 71eea88 --before-python python3 --out /tmp/ba
 
 The "before" code is a `git worktree` of that commit run with `PYTHONPATH=<worktree>/src` (`python -m
 nliforge.train` / `nliforge.generate`: its configs are found from its own checkout); "after" is the
@@ -70,13 +71,13 @@ def compare(before: Path, after: Path) -> tuple[list[str], list[str], list[str]]
     return same, diff, sorted(set(a) ^ set(b))
 
 
-def run_side(side: str, demo: str, out: Path, pythonpath: str | None) -> float:
+def run_side(side: str, demo: str, out: Path, pythonpath: str | None, python: str = sys.executable) -> float:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "WANDB_MODE": "offline", "TOKENIZERS_PARALLELISM": "false"}
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
     folder = out / side / demo
-    cmd = [sys.executable, *DEMOS[demo], f"hydra.run.dir={folder}", "trainer.enable_progress_bar=false"]
+    cmd = [python, *DEMOS[demo], f"hydra.run.dir={folder}", "trainer.enable_progress_bar=false"]
     start = time.monotonic()
     with open(out / side / f"{demo}.log", "w") as log:
         subprocess.run(cmd, env=env, cwd=out / side, stdout=log, stderr=subprocess.STDOUT, check=True)
@@ -96,6 +97,9 @@ def main() -> None:
     ap.add_argument("--before", required=True, help="the commit whose code is 'before'")
     ap.add_argument("--demos", default=",".join(DEMOS), help=f"comma-separated, of {', '.join(DEMOS)}")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--before-python", default=sys.executable,
+                    help="the Python that runs the 'before' side: one whose installed nliforge metadata (entry points) "
+                         "matches that commit's modules, when the redesign moved them")
     args = ap.parse_args()
     demos = [d for d in args.demos.split(",") if d]
     unknown = [d for d in demos if d not in DEMOS]
@@ -110,7 +114,7 @@ def main() -> None:
              "| demo | files compared | identical | differing | one side only | s before / after |", "|---|---|---|---|---|---|"]
     for demo in demos:
         with ThreadPoolExecutor(2) as pool:   # the two sides at once, one thread each
-            t_before = pool.submit(run_side, "before", demo, args.out, old_src)
+            t_before = pool.submit(run_side, "before", demo, args.out, old_src, args.before_python)
             t_after = pool.submit(run_side, "after", demo, args.out, None)
             seconds = (t_before.result(), t_after.result())
         same, diff, lone = compare(args.out / "before" / demo, args.out / "after" / demo)
