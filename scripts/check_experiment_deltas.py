@@ -90,6 +90,23 @@ CASES["disco_table3"] = [
      f"{_dt_gen(False, '3', '50')} {_DT_FILTER.replace('=0.25', '=0.5')}"),
 ]
 
+_ZT_GEN = (f"pipeline.zaug_sample.n_samples=100 pipeline.confidence.tau=0.8 pipeline.zfilter.batch_size=1000 "
+           f"hydra.run.dir={X}/zaug")
+CASES["zfilter_training"] = [
+    ("oracle", "nliforge-train",
+     f"data/train_sets=[synthetic] {WORLD} world.n_train=100 model=tiny seed=0 suite=synthetic callbacks=none "
+     f"logger=none trainer.enable_progress_bar=false hydra.run.dir={X}/oracle",
+     f"experiment=zfilter_training_oracle {WORLD} world.n_train=100 hydra.run.dir={X}/oracle"),
+    ("zaug", "nliforge-generate",
+     f"pipeline=zaug experiment=demo {WORLD} world.n_train=100 {_ZT_GEN} pipeline.zaug_sample.progress=false "
+     "pipeline.zaug_generator.progress=false",
+     f"pipeline=zaug experiment=zfilter_training {WORLD} world.n_train=100 {_ZT_GEN}"),
+    ("hyp_only", "nliforge-train",
+     f"data/train_sets=[synthetic_biased] {WORLD} world.n_train=100 model=tiny model.input=hypothesis seed=0 "
+     f"suite=synthetic callbacks=none logger=none trainer.enable_progress_bar=false hydra.run.dir={X}/hyp_only",
+     f"experiment=zfilter_training_hyp_only {WORLD} world.n_train=100 hydra.run.dir={X}/hyp_only"),
+]
+
 
 def composed(entry: str, overrides: str) -> str:
     """The job config that `entry overrides --cfg job` prints (its exit status checked)."""

@@ -21,20 +21,20 @@ for ws in $WORLD_SEEDS; do
     W="$R/world$ws"; mkdir -p "$W"
     WORLD_ARGS=(world="$WORLD" world.seed="$ws")
     stamp "world $ws: the oracle scorer ($N_ORACLE unbiased pairs; scores samples, filters nothing)"
-    [ -f "$W/oracle/model/config.json" ] || logged "$W/oracle.log" nliforge-train 'data/train_sets=[synthetic]' \
-        "${WORLD_ARGS[@]}" world.n_train="$N_ORACLE" model=tiny seed=0 suite=synthetic callbacks=none logger=none \
-        trainer.enable_progress_bar=false hydra.run.dir="$W/oracle"
+    # conf/experiment/zfilter_training_oracle.yaml: the tiny model on the unbiased split, no logger
+    [ -f "$W/oracle/model/config.json" ] || logged "$W/oracle.log" nliforge-train experiment=zfilter_training_oracle \
+        "${WORLD_ARGS[@]}" world.n_train="$N_ORACLE" hydra.run.dir="$W/oracle"
     stamp "world $ws: the zaug pipeline (teacher, generators ul and mle on D0, $N_SAMPLES samples each, tau $TAU, Seq-Z)"
-    [ -f "$W/zaug/dataset.jsonl" ] || logged "$W/pipeline.log" nliforge-generate pipeline=zaug experiment=demo \
+    # conf/experiment/zfilter_training.yaml, conf/generate_experiment/zaug_zfilter_training.yaml: the Z-Aug demo
+    [ -f "$W/zaug/dataset.jsonl" ] || logged "$W/pipeline.log" nliforge-generate pipeline=zaug experiment=zfilter_training \
         "${WORLD_ARGS[@]}" world.n_train="$N_TRAIN" pipeline.zaug_sample.n_samples="$N_SAMPLES" pipeline.confidence.tau="$TAU" \
-        pipeline.zaug_sample.progress=false pipeline.zfilter.batch_size="$ZF_BATCH" pipeline.zaug_generator.progress=false \
-        hydra.run.dir="$W/zaug"
+        pipeline.zfilter.batch_size="$ZF_BATCH" hydra.run.dir="$W/zaug"
     stamp "world $ws: the three recipes, z tables, oracle agreement"
     ZF_SUFFIX="_w$ws" logged "$W/recipes.log" python "$HERE/zfilter_recipes.py" prepare "$W/zaug" "$W" "$(python -c 'from nliforge.utils.home import user_conf_dir; print(user_conf_dir(create=True) / "data" / "train_sets")')" "$W/oracle"
     stamp "world $ws: the hypothesis-only expert for PoE (D0, model.input=hypothesis)"
-    [ -f "$W/hyp_only/model/config.json" ] || logged "$W/hyp_only.log" nliforge-train 'data/train_sets=[synthetic_biased]' \
-        "${WORLD_ARGS[@]}" world.n_train="$N_TRAIN" model=tiny model.input=hypothesis seed=0 suite=synthetic callbacks=none \
-        logger=none trainer.enable_progress_bar=false hydra.run.dir="$W/hyp_only"
+    # conf/experiment/zfilter_training_hyp_only.yaml: the tiny model on D0, hypothesis only, no logger
+    [ -f "$W/hyp_only/model/config.json" ] || logged "$W/hyp_only.log" nliforge-train experiment=zfilter_training_hyp_only \
+        "${WORLD_ARGS[@]}" world.n_train="$N_TRAIN" hydra.run.dir="$W/hyp_only"
     size() { count_lines "$W/recipes/$1/dataset.jsonl"; }
     N_ZAUG=$(( $(size zaug) - N_TRAIN )); N_PAR=$(size par_z); N_SEQ=$(size seq_z)
     echo "zaug_added=$N_ZAUG par_z=$N_PAR seq_z=$N_SEQ" > "$W/sizes"
