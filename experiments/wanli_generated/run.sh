@@ -84,7 +84,11 @@ fi
 # then `TABLES_ONLY=1 WORLD_SEEDS="0 1 2 3 4"` writes the tables over all of them)
 if [ "${TABLES:-1}" = 0 ]; then stamp "done (TABLES=0: no tables)"; exit 0; fi
 stamp "tables"
-python "$HERE/../controls_table.py" --scratch "$R" --out "$HERE/results.md" \
+# RESULTS: the stem of the tables' files (default results: results.md/.csv, world_unit.md, counts.json,
+# seeds_diagnosis.md); the mechanism test writes results_mechanism*, beside the earlier attempt's files
+OUT="${RESULTS:-results}"
+SUFFIX="${OUT#results}"
+python "$HERE/../controls_table.py" --scratch "$R" --out "$HERE/$OUT.md" \
     --row 1_d0="D0" --row 2_floor="floor: D0 + N biased" --row 3_full="D0 + W (WANLI)" \
     --row 4_randseeds="D0 + W, random seeds" --row 5_randkeep="D0 + W, random half kept" \
     --row 6_nofilter="D0 + W, no filters" --row 7_teacher="D0 + W, review=teacher" \
@@ -93,9 +97,9 @@ python "$HERE/../controls_table.py" --scratch "$R" --out "$HERE/results.md" \
     --title "WANLI offline, no oracle, on $WORLD: $N_TRAIN pairs of D0 + N added" \
     --note "N per world seed (the smallest reviewed W): $(for ws in $WORLD_SEEDS; do printf 'world %s: %s; ' "$ws" "$(cat "$R/world$ws/n_add")"; done)"
 # the world as the unit (training seeds averaged within a world), Holm over M1-M4 (README, the mechanism test)
-python "$HERE/../world_unit.py" --scratch "$R" --out "$HERE/world_unit.md" --row 2_floor --row 3_full \
+python "$HERE/../world_unit.py" --scratch "$R" --out "$HERE/world_unit$SUFFIX.md" --row 2_floor --row 3_full \
     --row 4_randseeds --row 5_randkeep --row 6_nofilter --claim M1=3_full:2_floor --claim M2=3_full:4_randseeds \
     --claim M3=3_full:5_randkeep --claim M4=3_full:6_nofilter
-python "$HERE/counts.py" "$R" "$HERE/counts.json"
-python "$HERE/seeds_diagnosis.py" "$R" "$HERE/seeds_diagnosis.md"
-stamp "done: $HERE/results.md"
+python "$HERE/counts.py" "$R" "$HERE/counts$SUFFIX.json"
+python "$HERE/seeds_diagnosis.py" "$R" "$HERE/seeds_diagnosis$SUFFIX.md"
+stamp "done: $HERE/$OUT.md"
