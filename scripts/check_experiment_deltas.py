@@ -107,10 +107,23 @@ CASES["zfilter_training"] = [
      f"experiment=zfilter_training_hyp_only {WORLD} world.n_train=100 hydra.run.dir={X}/hyp_only"),
 ]
 
+_WC_WORLD = "world.n_train=7500 world.strengths.negation=0.2 world.strengths.overlap=0.2 world.strengths.length=0.2"
+_WC_HELDOUT = ("+suite.sets.heldout_biased={name:heldout_biased,loader:jsonl,path:/tmp/x/heldout_biased.jsonl,"
+               f"num_classes:3}} hydra.run.dir={X}/s0")
+CASES["world_calibration"] = [
+    (f"measure ({world})", "python -m nliforge.train",
+     f"experiment=demo model.input=hypothesis {world} data.train_sets.synthetic_biased.limit=6000 data.val_sets=[] "
+     "model.max_epochs=3 seed=0 logger=none save_model=false trainer.enable_progress_bar=false "
+     "callbacks.dynamics.enabled=false callbacks.checkpoint.save_top_k=0 callbacks.checkpoint.save_last=false "
+     f"{_WC_HELDOUT}",
+     f"experiment=world_calibration {world} data.train_sets.synthetic_biased.limit=6000 seed=0 {_WC_HELDOUT}")
+    for world in (_WC_WORLD, "world.n_train=7500 world=snli_calibrated world.seed=1")
+]
+
 
 def composed(entry: str, overrides: str) -> str:
     """The job config that `entry overrides --cfg job` prints (its exit status checked)."""
-    proc = subprocess.run([entry, *shlex.split(overrides), "--cfg", "job"], capture_output=True, text=True)
+    proc = subprocess.run([*shlex.split(entry), *shlex.split(overrides), "--cfg", "job"], capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"{entry} {overrides} --cfg job failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
     return proc.stdout

@@ -29,10 +29,8 @@ measure() {
     python "$HERE/heldout.py" "$R/$name" "$N_HELDOUT" "${world[@]}"
     for seed in $seeds; do
         if [ -f "$R/$name/s$seed/metrics.csv" ]; then continue; fi
-        "${PY[@]}" experiment=demo model.input=hypothesis "${world[@]}" \
-            data.train_sets.synthetic_biased.limit=$N_TRAIN 'data.val_sets=[]' model.max_epochs=3 \
-            seed="$seed" "${QUIET_TRAIN[@]}" callbacks.dynamics.enabled=false \
-            callbacks.checkpoint.save_top_k=0 callbacks.checkpoint.save_last=false \
+        # conf/experiment/world_calibration.yaml: the demo's tiny model, hypothesis only, 3 epochs, metrics only
+        "${PY[@]}" experiment=world_calibration "${world[@]}" data.train_sets.synthetic_biased.limit=$N_TRAIN seed="$seed" \
             "+suite.sets.heldout_biased={name:heldout_biased,loader:jsonl,path:$R/$name/heldout_biased.jsonl,num_classes:3}" \
             hydra.run.dir="$R/$name/s$seed" > "$R/$name/s$seed.log" 2>&1
         stamp "$name seed $seed: $(grep '^.*,heldout_biased,acc,' "$R/$name/s$seed/metrics.csv" | cut -d, -f5)"
