@@ -21,7 +21,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from summary_claims import CLAIMS, Claim  # noqa: E402
-from summary_stats import MIN_WORLDS, VERDICTS, verdict  # noqa: E402
+from summary_stats import MIN_WORLDS, VERDICTS, holm, one_sided_p, verdict  # noqa: E402
 
 from nliforge.errors import NLIDataError  # noqa: E402
 
@@ -48,15 +48,33 @@ def _num(x: float) -> str:
     return "" if x is None or math.isnan(x) else f"{x:.4f}"
 
 
-def claim_row(claim: Claim, root: Path = HERE) -> dict[str, str]:
-    """One CSV row: the claim's number read from its files and its verdict by rule. A claim text with
-    `{bound}` gets the reference the file states (a majority class, a significance bound)."""
-    e = claim.source.read(root) if claim.source is not None else None
+def family_holm_p(claims: list[Claim], estimates: list) -> dict[int, float]:
+    """Claim index -> its Holm-adjusted one-sided p over the claims of its `family` (claims outside any
+    family are absent)."""
+    out: dict[int, float] = {}
+    for family in {c.family for c in claims if c.family}:
+        members = [i for i, c in enumerate(claims) if c.family == family and estimates[i] is not None]
+        raw = {i: one_sided_p(estimates[i], claims[i].direction, claims[i].reference) for i in members}
+        out.update(holm({i: (1.0 if math.isnan(p) else p) for i, p in raw.items()}))
+    return out
+
+
+def claim_rows(claims: list[Claim], root: Path = HERE) -> list[dict[str, str]]:
+    estimates = [c.source.read(root) if c.source is not None else None for c in claims]
+    adjusted = family_holm_p(claims, estimates)
+    return [claim_row(c, root, e, adjusted.get(i)) for i, (c, e) in enumerate(zip(claims, estimates))]
+
+
+def claim_row(claim: Claim, root: Path = HERE, e=None, holm_p: float | None = None) -> dict[str, str]:
+    """One CSV row: the claim's number read from its files (unless given as `e`) and its verdict by rule.
+    A claim text with `{bound}` gets the reference the file states (a majority class, a significance bound)."""
+    if e is None and claim.source is not None:
+        e = claim.source.read(root)
     text = claim.claim.format(bound=e.reference) if e is not None and "{bound" in claim.claim else claim.claim
     return {"claim": text, "paper": claim.paper, "paper_number": claim.paper_number,
             "estimate": _num(e.estimate) if e else "", "low": _num(e.low) if e else "",
             "high": _num(e.high) if e else "", "n_worlds": "" if e is None or e.n_worlds is None else str(e.n_worlds),
-            "verdict": verdict(claim.kind, e, claim.direction, claim.reference, claim.costly, claim.tolerance),
+            "verdict": verdict(claim.kind, e, claim.direction, claim.reference, claim.costly, claim.tolerance, holm_p),
             "file": claim.file}
 
 
@@ -119,7 +137,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="compare instead of writing; exit 1 on a difference")
     args = ap.parse_args(argv)
-    text = csv_text([claim_row(c) for c in CLAIMS])
+    text = csv_text(claim_rows(CLAIMS))
     readme = README.read_text()
     new_readme = replace_block(readme, render(read_rows(text)))
     if args.check:

@@ -20,7 +20,8 @@ from summary_sources import TEST, Calibration, Paired, ResultsZ, SeedColumn, Zau
 class Claim:
     """kind: tested | descriptive | calibration | not run (summary_stats.VERDICTS); direction +1: the claim
     says the estimate is above `reference`, -1: below; `costly`: a run costs > 30 min per world on 2 cores
-    (3 worlds allowed as low power); `digits`: decimals in the README."""
+    (3 worlds allowed as low power); `digits`: decimals in the README; `family`: claims stated together as one
+    family (e.g. the WANLI mechanism test's M1-M4), whose one-sided p values get Holm's correction."""
     claim: str
     paper: str
     paper_number: str
@@ -33,6 +34,7 @@ class Claim:
     digits: int = 1
     diagnosis: str = ""
     files: tuple[str, ...] = ()   # a claim without a source (not run): where its command is
+    family: str = ""              # claims committed as one family: Holm's correction over them
 
     @property
     def file(self) -> str:

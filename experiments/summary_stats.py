@@ -23,7 +23,8 @@ MIN_WORLDS_LOW_POWER = 3  # ... for "reproduced, low power", only for claims who
 
 VERDICTS = {
     "reproduced": "a tested claim whose 95% interval over worlds lies on the stated side of the reference "
-                  f"(0 unless said), with n_worlds ≥ {MIN_WORLDS}; on real text (no worlds): the committed "
+                  f"(0 unless said), with n_worlds ≥ {MIN_WORLDS}, and, for a claim tested in a family committed "
+                  "together, a Holm-adjusted one-sided p < 0.05 over that family; on real text (no worlds): the committed "
                   "criterion holds (every training seed's interval on the stated side, or the paired t over seeds)",
     "reproduced, low power": f"as reproduced, with {MIN_WORLDS_LOW_POWER} ≤ n_worlds < {MIN_WORLDS}; allowed only "
                              "for a claim whose run costs more than 30 minutes per world on 2 cores",
@@ -72,6 +73,30 @@ def t_interval(per_world: list[float], ci: float = 0.95) -> Estimate:
     return Estimate(mean, mean - half, mean + half, n, tuple(values))
 
 
+def one_sided_p(e: Estimate, direction: int = 1, reference: float = 0.0) -> float:
+    """The one-sided t test over worlds of 'the mean is on the stated side of `reference`' (n - 1 df); nan
+    with fewer than 2 worlds. per_unit [1.0, 3.0, 5.0], direction +1: t = 3/(2/sqrt 3) = 2.598 on 2 df -> 0.0608."""
+    n = len(e.per_unit)
+    if n < 2:
+        return math.nan
+    mean = sum(e.per_unit) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in e.per_unit) / (n - 1))
+    if sd == 0:
+        return float((mean - reference) * direction <= 0)
+    return float(stats.t.sf((mean - reference) * direction / (sd / math.sqrt(n)), n - 1))
+
+
+def holm(p_values: dict[str, float]) -> dict[str, float]:
+    """Holm's step-down adjusted p values: sorted ascending, p_(i) * (m − i + 1) (i from 1), made
+    monotone and capped at 1. {a: 0.01, b: 0.04, c: 0.03} -> a 0.03, c 0.06, b 0.06."""
+    order = sorted(p_values, key=p_values.get)
+    m, running, out = len(order), 0.0, {}
+    for i, name in enumerate(order):
+        running = max(running, min(1.0, (m - i) * p_values[name]))
+        out[name] = running
+    return out
+
+
 def side(e: Estimate, direction: int = 1, reference: float = 0.0) -> str:
     """'right' when the interval lies on the stated side of `reference` (direction +1: above, -1: below),
     'wrong' when it lies entirely on the other side, '' otherwise or without an interval."""
@@ -115,9 +140,17 @@ def _example_verdict(e: Estimate, direction: int, reference: float) -> str:
 
 
 def verdict(kind: str, e: Estimate | None, direction: int = 1, reference: float = 0.0,
-            costly: bool = False, tolerance: float = 0.0) -> str:
+            costly: bool = False, tolerance: float = 0.0, holm_p: float | None = None) -> str:
     """The verdict word of one claim by the rules of VERDICTS. kind: tested | descriptive | calibration |
-    not run. `e.reference`, where the results file gives one, replaces `reference`."""
+    not run. `e.reference`, where the results file gives one, replaces `reference`. `holm_p`: the claim's
+    Holm-adjusted p over its family, which a `reproduced` must also pass."""
+    word = _verdict(kind, e, direction, reference, costly, tolerance)
+    if holm_p is not None and word.startswith("reproduced") and not holm_p < 0.05:
+        return f"not shown (Holm-adjusted p = {holm_p:.3f} ≥ 0.05 over its family)"
+    return word
+
+
+def _verdict(kind: str, e: Estimate | None, direction: int, reference: float, costly: bool, tolerance: float) -> str:
     if kind == "not run" or e is None:
         return "not run"
     if kind == "descriptive":

@@ -17,16 +17,14 @@ Reads what `controls_table.py` reads: `$R/world<ws>/sweep/<row>/**/metrics.csv`.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
 import pandas as pd
-from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from controls_table import PRIMARY, unit_metrics  # noqa: E402
-from summary_stats import t_interval  # noqa: E402
+from summary_stats import holm, one_sided_p, t_interval  # noqa: E402
 
 
 def per_world_difference(m: pd.DataFrame, row: str, baseline: str, eval_set: str = PRIMARY) -> pd.Series:
@@ -42,22 +40,7 @@ def world_test(per_world: pd.Series | list[float], ci: float = 0.95) -> dict:
     [1.0, 3.0, 5.0]: mean 3.0, sd 2.0, se 2/sqrt(3) = 1.1547; t_{0.975,2} = 4.3027 -> [-1.968, 7.968];
     t = 2.598 on 2 df -> one-sided p = 0.0608."""
     e = t_interval(list(per_world), ci)
-    out = {"n_worlds": e.n_worlds, "estimate": e.estimate, "low": e.low, "high": e.high, "p_one_sided": math.nan}
-    if e.n_worlds >= 2:
-        sd = math.sqrt(sum((v - e.estimate) ** 2 for v in e.per_unit) / (e.n_worlds - 1))
-        se = sd / math.sqrt(e.n_worlds)
-        out["p_one_sided"] = float(stats.t.sf(e.estimate / se, e.n_worlds - 1)) if se > 0 else float(e.estimate <= 0)
-    return out
-
-def holm(p_values: dict[str, float]) -> dict[str, float]:
-    """Holm's step-down adjusted p values: sorted ascending, p_(i) * (m − i + 1) (i from 1), made
-    monotone and capped at 1. {a: 0.01, b: 0.04, c: 0.03} -> a 0.03, c 0.06, b 0.06."""
-    order = sorted(p_values, key=p_values.get)
-    m, running, out = len(order), 0.0, {}
-    for i, name in enumerate(order):
-        running = max(running, min(1.0, (m - i) * p_values[name]))
-        out[name] = running
-    return out
+    return {"n_worlds": e.n_worlds, "estimate": e.estimate, "low": e.low, "high": e.high, "p_one_sided": one_sided_p(e)}
 
 
 def verdict(test: dict, p_adjusted: float, alpha: float = 0.05) -> str:

@@ -82,6 +82,30 @@ def test_other_kinds_and_real_text_rule():
     assert verdict("tested", Estimate(3.0, reference=4.63)) == "contradicted"
 
 
+def test_a_family_needs_its_holm_adjusted_p(tmp_path):
+    """Two claims of one family, five worlds each, both intervals above 0. By hand: a = [1, 2, 3, 4, 5]:
+    mean 3, se 0.7071, t = 4.243 on 4 df -> one-sided p = 0.00662; b = [0.5, 1, 1.5, 2, 9.5]: mean 2.9,
+    sd 3.747, se 1.676, t = 1.730 -> p = 0.0793. Holm: a 2 x 0.00662 = 0.0132, b max(0.0132, 0.0793) = 0.0793.
+    b's own interval includes 0, so an Estimate with b's worlds and an interval above 0 stands in for the
+    case the rule is for: an interval above 0 with a Holm-adjusted p >= 0.05 gives `not shown`."""
+    from summary_claims import Claim
+    from summary_stats import one_sided_p
+
+    a = t_interval([1.0, 2.0, 3.0, 4.0, 5.0])
+    b = t_interval([0.5, 1.0, 1.5, 2.0, 9.5])
+    assert one_sided_p(a) == pytest.approx(0.00662, abs=1e-4)
+    assert one_sided_p(b) == pytest.approx(0.0793, abs=1e-3)
+    assert one_sided_p(a, direction=-1) == pytest.approx(1 - 0.00662, abs=1e-4)
+    claims = [Claim("a − x", "p", "n", None, family="M"), Claim("b − x", "p", "n", None, family="M"),
+              Claim("c − x", "p", "n", None)]
+    adjusted = summary.family_holm_p(claims, [a, b, a])
+    assert adjusted == {0: pytest.approx(0.01324, abs=1e-4), 1: pytest.approx(0.0793, abs=1e-3)}
+    assert verdict("tested", a, holm_p=adjusted[0]) == "reproduced"
+    right_but_not_holm = Estimate(2.9, 0.1, 5.7, 5, b.per_unit)
+    assert verdict("tested", right_but_not_holm, holm_p=adjusted[1]).startswith("not shown (Holm-adjusted p = 0.079")
+    assert verdict("tested", right_but_not_holm) == "reproduced"   # outside a family: the interval alone
+
+
 def test_wilson_by_hand():
     # 0 of 4: centre = (z²/2) / (n + z²) = 1.9208 / 7.8415 = 0.245, half-width the same -> [0, 0.490]
     assert wilson(0, 4) == (0.0, pytest.approx(0.490, abs=1e-3))
