@@ -120,6 +120,31 @@ CASES["world_calibration"] = [
     for world in (_WC_WORLD, "world.n_train=7500 world=snli_calibrated world.seed=1")
 ]
 
+_RL_WORLD = "world=strong world.seed=0"
+_RLW_GEN_OLD = (f"pipeline=wanli experiment=demo {_RL_WORLD} world.n_train=100 model.max_epochs=5 "
+                "pipeline.seeds.max_per_label=100 trainer.enable_progress_bar=false generator.runner.progress=false")
+_RLW_GEN_NEW = f"pipeline=wanli experiment=real_lm_wanli {_RL_WORLD} world.n_train=100 pipeline.seeds.max_per_label=100"
+_RLW_ROWS_OLD = (f"{_RL_WORLD} model.max_epochs=5 suite=synthetic seed=1 callbacks=none logger=none save_model=false "
+                 "trainer.enable_progress_bar=false")
+_RLW_ROWS_NEW = f"experiment=real_lm_wanli_rows {_RL_WORLD} model.max_epochs=5 seed=1"
+_RLW_ARMS = {   # python -m nliforge.world.arms ... with --n-train 100 --n 100 (--w: a set that is there, synthetic)
+    "1_d0": "data/train_sets=[synthetic_biased] world.n_train=100",
+    "2_floor": "data/train_sets=[synthetic_biased,synthetic_biased_extra] data.combine=augment world.n_train=100 world.n_extra=100",
+    "4_rep": "data/train_sets=[synthetic_biased,synthetic] data.combine=replace world.n_train=100",
+}
+CASES["real_lm_wanli"] = [
+    ("annotator", "nliforge-train",
+     f"experiment=demo data/train_sets=[synthetic] seed=0 {_RL_WORLD} callbacks=none logger=none "
+     f"trainer.enable_progress_bar=false hydra.run.dir={X}/annotator",
+     f"experiment=real_lm_annotator {_RL_WORLD} hydra.run.dir={X}/annotator"),
+    ("wanli_smollm2", "nliforge-generate", f"{_RLW_GEN_OLD} generator=smollm2 hydra.run.dir={X}/wanli_smollm2",
+     f"{_RLW_GEN_NEW} generator=smollm2 hydra.run.dir={X}/wanli_smollm2"),
+    ("wanli_standin", "nliforge-generate", f"{_RLW_GEN_OLD} hydra.run.dir={X}/wanli_standin",
+     f"{_RLW_GEN_NEW} hydra.run.dir={X}/wanli_standin"),
+    *[(f"row {row} (-m, seed=1)", "nliforge-train", f"{arm} {_RLW_ROWS_OLD} hydra.sweep.dir={X}/sweep/{row}",
+       f"{arm} {_RLW_ROWS_NEW} hydra.sweep.dir={X}/sweep/{row}") for row, arm in _RLW_ARMS.items()],
+]
+
 
 def composed(entry: str, overrides: str) -> str:
     """The job config that `entry overrides --cfg job` prints (its exit status checked)."""

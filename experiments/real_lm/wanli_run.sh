@@ -38,14 +38,15 @@ if [ "$REVIEW" = annotator ]; then
     # ORACLE=<an nliforge-train folder of the same recipe> reuses one (e.g. zaug_run.sh's oracle scorer)
     link_oracle annotator
     stamp "1/5 the annotators' stand-in: the demo recipe on the UNBIASED world split (people know the true labels)"
-    [ -f "$R/annotator/model/config.json" ] || nliforge-train experiment=demo 'data/train_sets=[synthetic]' seed=0 "${WORLD_ARGS[@]}" \
-        callbacks=none logger=none trainer.enable_progress_bar=false hydra.run.dir="$R/annotator"
+    # conf/experiment/real_lm_annotator.yaml (zaug_run.sh's oracle scorer is the same recipe)
+    [ -f "$R/annotator/model/config.json" ] || nliforge-train experiment=real_lm_annotator "${WORLD_ARGS[@]}" \
+        hydra.run.dir="$R/annotator"
 else
     stamp "1/5 review=teacher: no annotators' stand-in; the WANLI run's classifier on D0 reviews (step 3)"
 fi
 
-GEN=(pipeline=wanli experiment=demo "${WORLD_ARGS[@]}" world.n_train="$N_TRAIN" model.max_epochs=5 pipeline.seeds.max_per_label="$PER_LABEL"
-     trainer.enable_progress_bar=false generator.runner.progress=false)
+# conf/experiment/real_lm_wanli.yaml, conf/generate_experiment/wanli_real_lm_wanli.yaml: the demo's WANLI, classifier 5 epochs
+GEN=(pipeline=wanli experiment=real_lm_wanli "${WORLD_ARGS[@]}" world.n_train="$N_TRAIN" pipeline.seeds.max_per_label="$PER_LABEL")
 stamp "2/5 WANLI generation with SmolLM2 (the classifier for the data map is trained on D0)"
 nliforge-generate "${GEN[@]}" generator=smollm2 hydra.run.dir="$R/wanli_smollm2"
 stamp "2b/5 the same with the demo's stand-in LM, for the per-stage drops only (it is trained on world pairs)"
@@ -59,8 +60,8 @@ nliforge-review aggregate run="$R/wanli_smollm2" aggregate.mode=automatic aggreg
 N_W=$(grep -c . "$R/wanli_smollm2/review/reviewed.jsonl")
 stamp "W = $N_W reviewed pairs"
 
-COMMON=("${WORLD_ARGS[@]}" model.max_epochs="$EPOCHS" suite=synthetic seed=1,2,3 callbacks=none logger=none save_model=false
-        trainer.enable_progress_bar=false)
+# conf/experiment/real_lm_wanli_rows.yaml: the synthetic suite, metrics only
+COMMON=(experiment=real_lm_wanli_rows "${WORLD_ARGS[@]}" model.max_epochs="$EPOCHS" seed=1,2,3)
 stamp "4/5 rows (3 seeds each), every one from the same D0 (common.sh arm_args): D0; floor = D0 + |W| biased pairs; D0 + W; D0 ◇ W; ceiling = D0 + |W| unbiased pairs"
 arm_args d0 --n-train "$N_TRAIN"
 nliforge-train -m "${ARM_ARGS[@]}" "${COMMON[@]}" hydra.sweep.dir="$R/sweep/1_d0"
