@@ -145,6 +145,29 @@ CASES["real_lm_wanli"] = [
        f"{arm} {_RLW_ROWS_NEW} hydra.sweep.dir={X}/sweep/{row}") for row, arm in _RLW_ARMS.items()],
 ]
 
+_RLZ_GEN_OLD = (f"pipeline=zaug experiment=demo {_RL_WORLD} world.n_train=100 pipeline.classifier.run_dir={X}/teacher "
+                "pipeline.stages=[classifier,zaug_generator,zaug_sample,confidence] pipeline.zaug_sample.n_samples=100 "
+                "pipeline.zaug_generator.progress=false pipeline.zaug_sample.progress=false trainer.enable_progress_bar=false")
+_RLZ_GEN_NEW = (f"pipeline=zaug experiment=real_lm_zaug {_RL_WORLD} world.n_train=100 pipeline.classifier.run_dir={X}/teacher "
+                "pipeline.zaug_sample.n_samples=100")
+_RLZ_SMOLLM2 = ("generator=causal_unlikelihood generator.train.max_steps=40 +generator.train.precision=bf16-mixed "
+                "pipeline.zaug_sample.dtype=auto seed=0 pipeline.generator_model.seed=0 pipeline.zaug_sample.batch_size=32 "
+                f"hydra.run.dir={X}/smollm2_s0")
+CASES["real_lm_zaug"] = [
+    ("teacher", "nliforge-train",
+     f"experiment=demo {_RL_WORLD} world.n_train=100 model.max_epochs=3 seed=0 data.save_train_set=true logger=none "
+     f"trainer.enable_progress_bar=false hydra.run.dir={X}/teacher",
+     f"experiment=real_lm_zaug_teacher {_RL_WORLD} world.n_train=100 hydra.run.dir={X}/teacher"),
+    ("scratch_s0", "nliforge-generate",
+     f"{_RLZ_GEN_OLD} seed=0 pipeline.generator_model.seed=0 hydra.run.dir={X}/scratch_s0",
+     f"{_RLZ_GEN_NEW} seed=0 pipeline.generator_model.seed=0 hydra.run.dir={X}/scratch_s0"),
+    ("smollm2_s0", "nliforge-generate", f"{_RLZ_GEN_OLD} {_RLZ_SMOLLM2}", f"{_RLZ_GEN_NEW} {_RLZ_SMOLLM2}"),
+    ("oracle", "nliforge-train",
+     f"experiment=demo data/train_sets=[synthetic] seed=0 {_RL_WORLD} callbacks=none logger=none "
+     f"trainer.enable_progress_bar=false hydra.run.dir={X}/oracle",
+     f"experiment=real_lm_annotator {_RL_WORLD} hydra.run.dir={X}/oracle"),
+]
+
 
 def composed(entry: str, overrides: str) -> str:
     """The job config that `entry overrides --cfg job` prints (its exit status checked)."""

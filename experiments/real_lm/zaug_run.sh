@@ -22,11 +22,12 @@ N_SAMPLES="${N_SAMPLES:-200}"   # whole instances sampled per generator
 STEPS="${STEPS:-40}"            # SmolLM2 fine-tuning steps of 16 pairs (640 pairs, a third of D0)
 
 stamp "teacher (the paper's set-up: trained on D0, the biased data)"
-[ -f "$R/teacher/model/config.json" ] || nliforge-train experiment=demo "${WORLD_ARGS[@]}" world.n_train="$N_TRAIN" model.max_epochs=3 seed=0 data.save_train_set=true \
-    logger=none trainer.enable_progress_bar=false hydra.run.dir="$R/teacher"
-COMMON=(pipeline=zaug experiment=demo "${WORLD_ARGS[@]}" world.n_train="$N_TRAIN" pipeline.classifier.run_dir="$R/teacher"
-        "pipeline.stages=[classifier,zaug_generator,zaug_sample,confidence]" pipeline.zaug_sample.n_samples="$N_SAMPLES"
-        pipeline.zaug_generator.progress=false pipeline.zaug_sample.progress=false trainer.enable_progress_bar=false)
+# conf/experiment/real_lm_zaug_teacher.yaml: the demo's tiny model, 3 epochs, its training set saved
+[ -f "$R/teacher/model/config.json" ] || nliforge-train experiment=real_lm_zaug_teacher "${WORLD_ARGS[@]}" world.n_train="$N_TRAIN" \
+    hydra.run.dir="$R/teacher"
+# conf/experiment/real_lm_zaug.yaml, conf/generate_experiment/zaug_real_lm_zaug.yaml: the demo's Z-Aug up to the confidence filter
+COMMON=(pipeline=zaug experiment=real_lm_zaug "${WORLD_ARGS[@]}" world.n_train="$N_TRAIN" pipeline.classifier.run_dir="$R/teacher"
+        pipeline.zaug_sample.n_samples="$N_SAMPLES")
 for seed in $SEEDS; do
     stamp "seed $seed: from scratch (the demo's tiny GPT-2, 3 epochs of D0), lambda 0.5 and 0"
     [ -f "$R/scratch_s$seed/stages/confidence.jsonl" ] || \
@@ -40,8 +41,8 @@ done
 # ORACLE=<an nliforge-train folder of the same recipe> reuses one (e.g. wanli_run.sh's annotator)
 link_oracle oracle
 stamp "oracle scorer (measurement only, never in a pipeline): the demo recipe on the UNBIASED world split"
-[ -f "$R/oracle/model/config.json" ] || nliforge-train experiment=demo 'data/train_sets=[synthetic]' seed=0 "${WORLD_ARGS[@]}" \
-    callbacks=none logger=none trainer.enable_progress_bar=false hydra.run.dir="$R/oracle"
+# conf/experiment/real_lm_annotator.yaml (wanli_run.sh's annotators' stand-in is the same recipe)
+[ -f "$R/oracle/model/config.json" ] || nliforge-train experiment=real_lm_annotator "${WORLD_ARGS[@]}" hydra.run.dir="$R/oracle"
 stamp "table"
 python "$HERE/zaug_table.py" --scratch "$R" --out "$HERE/zaug_table$SUFFIX.md"
 stamp "done: $HERE/zaug_table$SUFFIX.md"
