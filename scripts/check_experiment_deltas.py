@@ -168,6 +168,19 @@ CASES["real_lm_zaug"] = [
      f"experiment=real_lm_annotator {_RL_WORLD} hydra.run.dir={X}/oracle"),
 ]
 
+# the registered exp_maxvar_d / exp_maxvar_h are not there before a run: synthetic sets stand in (untouched
+# by the experiment's file)
+_MV_OLD = ("world.n_train=100 world.seed=0 model.max_epochs=5 logger=none save_model=true trainer.enable_progress_bar=false "
+           "callbacks.checkpoint.save_top_k=-1 callbacks.dynamics.enabled=true")
+_MV_NEW = "experiment=max_variability world.n_train=100 world.seed=0 model.max_epochs=5"
+CASES["max_variability"] = [
+    ("a", "nliforge-train", f"data/train_sets=[synthetic_biased] seed=1 {_MV_OLD} hydra.run.dir={X}/seed1/a",
+     f"data/train_sets=[synthetic_biased] seed=1 {_MV_NEW} hydra.run.dir={X}/seed1/a"),
+    ("b", "nliforge-train",
+     f"data/train_sets=[synthetic_biased,synthetic] data.combine=augment seed=1 {_MV_OLD} hydra.run.dir={X}/seed1/b",
+     f"data/train_sets=[synthetic_biased,synthetic] data.combine=augment seed=1 {_MV_NEW} hydra.run.dir={X}/seed1/b"),
+]
+
 
 def composed(entry: str, overrides: str) -> str:
     """The job config that `entry overrides --cfg job` prints (its exit status checked)."""

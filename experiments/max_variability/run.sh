@@ -26,10 +26,9 @@ start=$SECONDS
 echo "== 1/3 split the world's training split into D and H, register exp_maxvar_{d,h}"
 python "$HERE/split.py" "$SCRATCH" "$N_TRAIN" "$N_HELDOUT" "$WORLD_SEED"
 
-# save_model=true: ClassifierRun.epoch_probs (the WANLI variability stage's code path) loads the
-# final model folder, then each epoch checkpoint's weights into it.
-COMMON=(world.n_train="$N_TRAIN" world.seed="$WORLD_SEED" model.max_epochs="$EPOCHS" logger=none save_model=true
-        trainer.enable_progress_bar=false callbacks.checkpoint.save_top_k=-1 callbacks.dynamics.enabled=true)
+# conf/experiment/max_variability.yaml: every epoch checkpoint, the final model (ClassifierRun.epoch_probs, the
+# WANLI variability stage's code path, loads it, then each checkpoint's weights into it), dynamics, no logger
+COMMON=(experiment=max_variability world.n_train="$N_TRAIN" world.seed="$WORLD_SEED" model.max_epochs="$EPOCHS")
 echo "== 2/3 per seed: model A on D (H held out), model B on D + H (combine=augment)"
 for s in $SEEDS; do
     nliforge-train 'data/train_sets=[exp_maxvar_d]' seed="$s" "${COMMON[@]}" \
