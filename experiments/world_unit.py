@@ -71,6 +71,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--row", action="append", required=True, help="a row folder under world<ws>/sweep/")
     ap.add_argument("--claim", action="append", required=True, help="NAME=ROW:BASELINE (ROW − BASELINE > 0)")
+    ap.add_argument("--csv", type=Path, help="also write every unit's accuracy (row, world_seed, seed, eval_set, "
+                                             "value; rows by folder name), the layout experiments/summary.py reads")
     args = ap.parse_args()
     claims = {}
     for c in args.claim:
@@ -85,6 +87,8 @@ def main() -> None:
              "mean, 95% t interval, one-sided t test, Holm's correction over the claims below.", "",
              *table(m, claims)]
     args.out.write_text("\n".join(lines) + "\n")
+    if args.csv:
+        m.sort_values(["row", "world_seed", "seed", "eval_set"]).to_csv(args.csv, index=False)
     print("\n".join(lines))
 
 

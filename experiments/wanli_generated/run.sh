@@ -6,6 +6,8 @@
 #   TRAIN=0 VARIANTS="full randseeds" bash experiments/wanli_generated/run.sh   # generation and review only -> seeds_diagnosis.md
 # Scratch: $NLIFORGE_EXP (default /tmp/nliforge_exp/wanli_generated); FRESH=0 keeps finished steps and rows.
 # TABLES=0 stops before the tables; TABLES_ONLY=1 (with FRESH=0) writes only the tables of WORLD_SEEDS.
+# The mechanism test (README): MECHANISM_ONLY=1 THRESHOLD=0 N_ANNOT=800 WORLD_SEEDS="0 1 2 3 4" (tables ->
+# results_mechanism.md/.csv).
 # Who knows what (README): the generator LM is trained on D0's pairs WITHOUT their labels; the classifier behind
 # the data map and max variability on D0; only the annotators' stand-in (people) knows the true labels, and the
 # review=teacher row replaces it by the D0 classifier, so that nothing in that row knows them.
@@ -25,6 +27,8 @@ for ws in $WORLD_SEEDS; do
     if [ "${TABLES_ONLY:-0}" = 1 ]; then break; fi
     W="$R/world$ws"; mkdir -p "$W"
     WORLD_ARGS=(world="$WORLD" world.seed="$ws")
+    # a world generated and reviewed before (FRESH=0 after a stop: $W/n_add written) goes straight to training
+    if [ -f "$W/n_add" ]; then N_ADD=$(cat "$W/n_add"); stamp "world $ws: generated and reviewed before, N_ADD = $N_ADD"; else
     stamp "world $ws: the annotators' stand-in ($N_ANNOT unbiased pairs, 5 epochs)"
     # conf/experiment/wanli_generated_annotator.yaml: the tiny model on the unbiased split, no logger
     [ -f "$W/annotator/model/config.json" ] || logged "$W/annotator.log" nliforge-train experiment=wanli_generated_annotator \
@@ -62,14 +66,18 @@ for ws in $WORLD_SEEDS; do
     N_ADD=$(for v in "${VARIANTS[@]}" teacher; do count_lines "$W/gen_$v/review/reviewed.jsonl"; done | sort -n | head -1)
     N_ADD=$(( N_ADD < N_TRAIN ? N_ADD : N_TRAIN ))   # the ceiling draws N from the unbiased split of |D0| pairs
     echo "$N_ADD" > "$W/n_add"
+    fi
     [ "$N_ADD" -gt 0 ] || { echo "$0: world $ws: N = 0 (no reviewed pair in some variant); nothing to add, stopping" >&2; exit 1; }
     stamp "world $ws: N_ADD = $N_ADD pairs added by every row (the smallest reviewed W)"
     # every arm from the same D0 (common.sh train_arm): floor = D0 + N biased, ceiling = D0 + N unbiased, D0 + W cut to N
-    train_arm "$ws" 1_d0 d0 --n-train "$N_TRAIN"
+    # MECHANISM_ONLY=1: only the rows M1-M4 compare (the floor and the four variants); D0, the ceiling and the
+    # review=teacher row are not trained (the mechanism test's time on 2 cores)
+    if [ "${MECHANISM_ONLY:-0}" = 1 ]; then TRAINED=("${VARIANTS[@]}"); else TRAINED=("${VARIANTS[@]}" teacher); fi
+    [ "${MECHANISM_ONLY:-0}" = 1 ] || train_arm "$ws" 1_d0 d0 --n-train "$N_TRAIN"
     train_arm "$ws" 2_floor floor --n-train "$N_TRAIN" --n "$N_ADD"
-    train_arm "$ws" 9_ceiling ceiling --n-train "$N_TRAIN" --n "$N_ADD"
+    [ "${MECHANISM_ONLY:-0}" = 1 ] || train_arm "$ws" 9_ceiling ceiling --n-train "$N_TRAIN" --n "$N_ADD"
     i=3
-    for v in "${VARIANTS[@]}" teacher; do
+    for v in "${TRAINED[@]}"; do
         set_name="exp_wg_${v}_w$ws"
         train_arm "$ws" "${i}_$v" treatment --n-train "$N_TRAIN" --n "$N_ADD" --w "$set_name"
         i=$((i + 1))
@@ -84,6 +92,16 @@ fi
 # then `TABLES_ONLY=1 WORLD_SEEDS="0 1 2 3 4"` writes the tables over all of them)
 if [ "${TABLES:-1}" = 0 ]; then stamp "done (TABLES=0: no tables)"; exit 0; fi
 stamp "tables"
+if [ "${MECHANISM_ONLY:-0}" = 1 ]; then   # no ceiling: the world-unit table of M1-M4 and every unit's accuracy
+    OUT="${RESULTS:-results_mechanism}"
+    python "$HERE/../world_unit.py" --scratch "$R" --out "$HERE/$OUT.md" --csv "$HERE/$OUT.csv" --row 2_floor --row 3_full \
+        --row 4_randseeds --row 5_randkeep --row 6_nofilter --claim M1=3_full:2_floor --claim M2=3_full:4_randseeds \
+        --claim M3=3_full:5_randkeep --claim M4=3_full:6_nofilter
+    python "$HERE/counts.py" "$R" "$HERE/counts${OUT#results}.json"
+    python "$HERE/seeds_diagnosis.py" "$R" "$HERE/seeds_diagnosis${OUT#results}.md"
+    stamp "done: $HERE/$OUT.md"
+    exit 0
+fi
 # RESULTS: the stem of the tables' files (default results: results.md/.csv, world_unit.md, counts.json,
 # seeds_diagnosis.md); the mechanism test writes results_mechanism*, beside the earlier attempt's files
 OUT="${RESULTS:-results}"
