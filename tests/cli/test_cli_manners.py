@@ -144,3 +144,29 @@ def test_expected_refusals_are_one_line_errors_without_a_traceback(tmp_path):
     code, stdout, stderr = got["no_action"]
     assert code == 2 and "Traceback" not in stderr and re.search(r"usage: nliforge-review \{serve\|", stderr)
     assert "nliforge-review --help" in stderr
+
+
+def test_a_failed_cluster_job_ends_in_one_line(monkeypatch, capsys):
+    """A multirun whose Slurm job failed (submitit's UncompletedJobError, raised in the launching process)
+    ends in one `error:` line naming the job and the job's own error line, exit 1, no traceback."""
+    import submitit
+
+    from nliforge.utils.cli import run_cli
+
+    message = ("Job 12_1 (task: 0) with path /tmp/sweep/.submitit/12_1/12_1_0_result.pkl\nhas not produced any "
+               "output (state: FAILED)\nError stream produced:\n----------------------------------------\n"
+               "error: model.max_epochs=-5: expected an integer >= 1 (got -5)\nsrun: error: node: task 0: Exited "
+               "with exit code 2\n")
+
+    def failing_main():
+        raise submitit.core.utils.UncompletedJobError(message)
+
+    monkeypatch.setattr(sys, "argv", ["nliforge-train"])
+    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
+    with pytest.raises(SystemExit) as exit_:
+        run_cli(failing_main, CONF_DIR)
+    assert exit_.value.code == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["error: a job of the multirun failed: Job 12_1 (task: 0) with path "
+                   "/tmp/sweep/.submitit/12_1/12_1_0_result.pkl; the job said: model.max_epochs=-5: expected an "
+                   "integer >= 1 (got -5)"]

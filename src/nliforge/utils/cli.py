@@ -150,6 +150,15 @@ def hydra_error_line(err: BaseException) -> str:
     return "; ".join(lines)
 
 
+def failed_job_line(err: BaseException) -> str:
+    """One line for a multirun whose cluster job failed: submitit's first line (job id, log folder, state)
+    and the job's own `error:` line when its error stream has one (a refused value)."""
+    text = str(err).strip()
+    first = text.splitlines()[0].rstrip(":") if text else type(err).__name__
+    own = [line.strip() for line in text.splitlines() if line.strip().startswith("error: ")]
+    return f"a job of the multirun failed: {first}" + (f"; the job said: {own[-1][len('error: '):]}" if own else "")
+
+
 def app_groups(config_name: str, choices: Sequence[str], conf_dir: str | Path = CONF_DIR) -> list[str]:
     """The config groups an entry point uses: those of its primary config's defaults list (a list
     selection such as data/train_sets included) and every group chosen while composing (hydra/ excluded)."""
@@ -214,6 +223,11 @@ def run_cli(hydra_main: Callable[[], None], conf_dir: str | Path, quiet: bool = 
             raise
         print(f"error: {hydra_error_line(err)}", file=sys.stderr)
         raise SystemExit(2) from None
+    except Exception as err:   # a cluster job of a multirun failed (submitit's UncompletedJobError)
+        if user_full_error or type(err).__name__ != "UncompletedJobError":
+            raise
+        print(f"error: {failed_job_line(err)}", file=sys.stderr)
+        raise SystemExit(1) from None
     finally:
         if not user_full_error:
             os.environ.pop("HYDRA_FULL_ERROR", None)
