@@ -182,6 +182,44 @@ CASES["max_variability"] = [
 ]
 
 
+# D0 = mnli (snli the same but for n); the SLURM launcher (PARTITION) stays on the command line
+_ZQ_S_OLD = "model=bert_base model.optimizer.lr=1e-5 trainer=gpu suite=zaug seed=1"
+_ZQ_S_NEW = "experiment=zaug_tables_rows seed=1"
+_ZQ_POE = "model.poe.enabled=true model.poe.beta=2.0 model.poe.gamma=0.8"
+_ZQ_GEN = (f"data/train_sets=[mnli] pipeline.classifier.run_dir={X}/zaug_teacher_mnli "
+           f"pipeline.zaug_sample.n_samples=4000000 pipeline.zfilter.recipe=par_z hydra.run.dir={X}/zaug_mnli_par_z")
+_ZQ_JSONL = f"data/train_sets=[jsonl] data.train_sets.jsonl.path={X}/zaug_mnli_zaug/dataset.jsonl"
+CASES["zaug_tables"] = [
+    ("teacher", "nliforge-train",
+     f"data/train_sets=[mnli] model=roberta_large trainer=gpu data.save_train_set=true suite=zaug "
+     f"hydra.run.dir={X}/zaug_teacher_mnli",
+     f"experiment=zaug_tables_teacher data/train_sets=[mnli] hydra.run.dir={X}/zaug_teacher_mnli"),
+    ("generate par_z", "nliforge-generate",
+     f"pipeline=zaug {_ZQ_GEN} model=roberta_large trainer=gpu model@pipeline.generator_model=gpt2_large_generator "
+     "pipeline.zaug_sample.device=cuda pipeline.confidence.device=cuda "
+     "pipeline.stages=[classifier,zaug_generator,zaug_debias,zaug_sample,confidence,zfilter]",
+     f"pipeline=zaug experiment=zaug_tables {_ZQ_GEN}"),
+    ("row d0 (-m)", "nliforge-train", f"data/train_sets=[mnli] {_ZQ_S_OLD} hydra.sweep.dir={X}/mnli/mnli",
+     f"data/train_sets=[mnli] {_ZQ_S_NEW} hydra.sweep.dir={X}/mnli/mnli"),
+    ("row d0 poe (-m)", "nliforge-train",
+     f"data/train_sets=[mnli] data.train_sets.mnli.name=mnli_poe {_ZQ_POE} {_ZQ_S_OLD} hydra.sweep.dir={X}/mnli/mnli_poe",
+     f"data/train_sets=[mnli] data.train_sets.mnli.name=mnli_poe experiment=zaug_tables_poe seed=1 "
+     f"hydra.sweep.dir={X}/mnli/mnli_poe"),
+    ("row zaug poe (-m, slurm)", "nliforge-train",
+     f"{_ZQ_JSONL} data.train_sets.jsonl.name=mnli_zaug_poe {_ZQ_POE} {_ZQ_S_OLD} hydra/launcher=slurm_gpu "
+     f"hydra.launcher.partition=gpu hydra.sweep.dir={X}/mnli/mnli_zaug_poe",
+     f"{_ZQ_JSONL} data.train_sets.jsonl.name=mnli_zaug_poe experiment=zaug_tables_poe seed=1 hydra/launcher=slurm_gpu "
+     f"hydra.launcher.partition=gpu hydra.sweep.dir={X}/mnli/mnli_zaug_poe"),
+    ("row floor (-m)", "nliforge-train",
+     f"data/train_sets=[mnli,jsonl] data.combine=augment data.train_sets.jsonl.path={X}/c.jsonl "
+     f"data.train_sets.jsonl.limit=100 +data.train_sets.jsonl.limit_seed=0 data.train_sets.jsonl.name=gen_n100_for_zaug "
+     f"{_ZQ_S_OLD} hydra.sweep.dir={X}/mnli/mnli_floor_zaug",
+     f"data/train_sets=[mnli,jsonl] data.combine=augment data.train_sets.jsonl.path={X}/c.jsonl "
+     f"data.train_sets.jsonl.limit=100 +data.train_sets.jsonl.limit_seed=0 data.train_sets.jsonl.name=gen_n100_for_zaug "
+     f"{_ZQ_S_NEW} hydra.sweep.dir={X}/mnli/mnli_floor_zaug"),
+]
+
+
 def composed(entry: str, overrides: str) -> str:
     """The job config that `entry overrides --cfg job` prints (its exit status checked)."""
     proc = subprocess.run([*shlex.split(entry), *shlex.split(overrides), "--cfg", "job"], capture_output=True, text=True)

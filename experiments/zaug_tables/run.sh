@@ -17,32 +17,36 @@ BASES="${BASES:-mnli snli}"
 # shellcheck disable=SC2086  # BASES is a word list
 python "$HERE/../real_data_preflight.py" $BASES || exit 2
 
-S=(model=bert_base model.optimizer.lr=1e-5 trainer=gpu suite=zaug seed=1,2,3,4,5)
+# the BERT-base rows: conf/experiment/zaug_tables_rows.yaml (BERT-base, lr 1e-5, GPU, suite zaug), with PoE
+# (beta 2.0, gamma 0.8) conf/experiment/zaug_tables_poe.yaml
+S=(seed=1,2,3,4,5)
 if [ -n "${PARTITION:-}" ]; then S+=(hydra/launcher=slurm_gpu hydra.launcher.partition="$PARTITION"); fi
-POE=(model.poe.enabled=true model.poe.beta=2.0 model.poe.gamma=0.8)
+ROWS=(experiment=zaug_tables_rows "${S[@]}")
+POE=(experiment=zaug_tables_poe "${S[@]}")
 for D0 in $BASES; do
     stamp "$D0: the teacher M (roberta-large on D0; its training set is kept for the z-filter's D0)"
-    [ -f "outputs/zaug_teacher_$D0/model/config.json" ] || nliforge-train "data/train_sets=[$D0]" model=roberta_large \
-        trainer=gpu data.save_train_set=true suite=zaug hydra.run.dir="outputs/zaug_teacher_$D0"
+    # conf/experiment/zaug_tables_teacher.yaml: RoBERTa-large, GPU, its training set kept, suite zaug
+    [ -f "outputs/zaug_teacher_$D0/model/config.json" ] || nliforge-train experiment=zaug_tables_teacher \
+        "data/train_sets=[$D0]" hydra.run.dir="outputs/zaug_teacher_$D0"
     for r in zaug par_z seq_z; do
         stamp "$D0: the debiased set $r (gpt2-large G, then G* by the §4.1 debiasing unlikelihood; Table 8 samples; tau 0.95, k 20)"
         # Table 8: 4M samples for MultiNLI, 5M for SNLI; a finished run resumes from its stages
         n=$([ "$D0" = snli ] && echo 5000000 || echo 4000000)
-        nliforge-generate pipeline=zaug "data/train_sets=[$D0]" model=roberta_large trainer=gpu \
-            pipeline.classifier.run_dir="outputs/zaug_teacher_$D0" model@pipeline.generator_model=gpt2_large_generator \
-            pipeline.zaug_sample.n_samples="$n" pipeline.zaug_sample.device=cuda pipeline.confidence.device=cuda \
-            "pipeline.stages=[classifier,zaug_generator,zaug_debias,zaug_sample,confidence,zfilter]" \
+        # conf/experiment/zaug_tables.yaml, conf/generate_experiment/zaug_zaug_tables.yaml: the RoBERTa-large
+        # teacher, gpt2-large G debiased into G*, sampling and confidence on the GPU
+        nliforge-generate pipeline=zaug experiment=zaug_tables "data/train_sets=[$D0]" \
+            pipeline.classifier.run_dir="outputs/zaug_teacher_$D0" pipeline.zaug_sample.n_samples="$n" \
             pipeline.zfilter.recipe="$r" hydra.run.dir="outputs/zaug_${D0}_$r"
     done
     stamp "$D0: BERT-base rows (a set is renamed so rows stay apart in the report)"
-    nliforge-train -m "data/train_sets=[$D0]" "${S[@]}" hydra.sweep.dir="$R/$D0/$D0"
-    nliforge-train -m "data/train_sets=[$D0]" data.train_sets.$D0.name="${D0}_poe" "${POE[@]}" "${S[@]}" hydra.sweep.dir="$R/$D0/${D0}_poe"
+    nliforge-train -m "data/train_sets=[$D0]" "${ROWS[@]}" hydra.sweep.dir="$R/$D0/$D0"
+    nliforge-train -m "data/train_sets=[$D0]" data.train_sets.$D0.name="${D0}_poe" "${POE[@]}" hydra.sweep.dir="$R/$D0/${D0}_poe"
     for r in zaug par_z seq_z; do
         nliforge-train -m 'data/train_sets=[jsonl]' data.train_sets.jsonl.path="outputs/zaug_${D0}_$r/dataset.jsonl" \
-            data.train_sets.jsonl.name="${D0}_$r" "${S[@]}" hydra.sweep.dir="$R/$D0/${D0}_$r"
+            data.train_sets.jsonl.name="${D0}_$r" "${ROWS[@]}" hydra.sweep.dir="$R/$D0/${D0}_$r"
     done
     nliforge-train -m 'data/train_sets=[jsonl]' data.train_sets.jsonl.path="outputs/zaug_${D0}_zaug/dataset.jsonl" \
-        data.train_sets.jsonl.name="${D0}_zaug_poe" "${POE[@]}" "${S[@]}" hydra.sweep.dir="$R/$D0/${D0}_zaug_poe"
+        data.train_sets.jsonl.name="${D0}_zaug_poe" "${POE[@]}" hydra.sweep.dir="$R/$D0/${D0}_zaug_poe"
     # floors (issue 22): D0 + random confidence-kept samples of G*, no z-filter, to each recipe's size
     # (Table 1: all three recipes are larger than D0); the same generated pool the z-filter chose from
     d0=$(count_lines "outputs/zaug_teacher_$D0/train_set.jsonl")
@@ -52,7 +56,7 @@ for D0 in $BASES; do
         stamp "$D0: floor for $r: D0 + $n random confidence-kept samples"
         nliforge-train -m "data/train_sets=[$D0,jsonl]" data.combine=augment \
             data.train_sets.jsonl.path="outputs/zaug_${D0}_$r/stages/confidence.jsonl" data.train_sets.jsonl.limit="$n" \
-            +data.train_sets.jsonl.limit_seed=0 data.train_sets.jsonl.name="gen_n${n}_for_$r" "${S[@]}" \
+            +data.train_sets.jsonl.limit_seed=0 data.train_sets.jsonl.name="gen_n${n}_for_$r" "${ROWS[@]}" \
             hydra.sweep.dir="$R/$D0/${D0}_floor_$r"
     done
     # the paper's table for this base (every row) with every row − D0 (paired by seed, 95% t): README Z1-Z3
