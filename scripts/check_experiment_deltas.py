@@ -187,7 +187,8 @@ _ZQ_S_OLD = "model=bert_base model.optimizer.lr=1e-5 trainer=gpu suite=zaug seed
 _ZQ_S_NEW = "experiment=zaug_tables_rows seed=1"
 _ZQ_POE = "model.poe.enabled=true model.poe.beta=2.0 model.poe.gamma=0.8"
 _ZQ_GEN = (f"data/train_sets=[mnli] pipeline.classifier.run_dir={X}/zaug_teacher_mnli "
-           f"pipeline.zaug_sample.n_samples=4000000 pipeline.zfilter.recipe=par_z hydra.run.dir={X}/zaug_mnli_par_z")
+           "model@pipeline.generator_model=gpt2_large_generator pipeline.zaug_sample.n_samples=4000000 "
+           f"pipeline.zfilter.recipe=par_z hydra.run.dir={X}/zaug_mnli_par_z")
 _ZQ_JSONL = f"data/train_sets=[jsonl] data.train_sets.jsonl.path={X}/zaug_mnli_zaug/dataset.jsonl"
 CASES["zaug_tables"] = [
     ("teacher", "nliforge-train",
@@ -195,7 +196,7 @@ CASES["zaug_tables"] = [
      f"hydra.run.dir={X}/zaug_teacher_mnli",
      f"experiment=zaug_tables_teacher data/train_sets=[mnli] hydra.run.dir={X}/zaug_teacher_mnli"),
     ("generate par_z", "nliforge-generate",
-     f"pipeline=zaug {_ZQ_GEN} model=roberta_large trainer=gpu model@pipeline.generator_model=gpt2_large_generator "
+     f"pipeline=zaug {_ZQ_GEN} model=roberta_large trainer=gpu "
      "pipeline.zaug_sample.device=cuda pipeline.confidence.device=cuda "
      "pipeline.stages=[classifier,zaug_generator,zaug_debias,zaug_sample,confidence,zfilter]",
      f"pipeline=zaug experiment=zaug_tables {_ZQ_GEN}"),

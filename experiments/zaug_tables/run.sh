@@ -33,10 +33,11 @@ for D0 in $BASES; do
         # Table 8: 4M samples for MultiNLI, 5M for SNLI; a finished run resumes from its stages
         n=$([ "$D0" = snli ] && echo 5000000 || echo 4000000)
         # conf/experiment/zaug_tables.yaml, conf/generate_experiment/zaug_zaug_tables.yaml: the RoBERTa-large
-        # teacher, gpt2-large G debiased into G*, sampling and confidence on the GPU
+        # teacher, G debiased into G*, sampling and confidence on the GPU (G's model stays here: Hydra refuses that
+        # defaults override in either file)
         nliforge-generate pipeline=zaug experiment=zaug_tables "data/train_sets=[$D0]" \
-            pipeline.classifier.run_dir="outputs/zaug_teacher_$D0" pipeline.zaug_sample.n_samples="$n" \
-            pipeline.zfilter.recipe="$r" hydra.run.dir="outputs/zaug_${D0}_$r"
+            pipeline.classifier.run_dir="outputs/zaug_teacher_$D0" model@pipeline.generator_model=gpt2_large_generator \
+            pipeline.zaug_sample.n_samples="$n" pipeline.zfilter.recipe="$r" hydra.run.dir="outputs/zaug_${D0}_$r"
     done
     stamp "$D0: BERT-base rows (a set is renamed so rows stay apart in the report)"
     nliforge-train -m "data/train_sets=[$D0]" "${ROWS[@]}" hydra.sweep.dir="$R/$D0/$D0"
