@@ -221,6 +221,23 @@ CASES["zaug_tables"] = [
 ]
 
 
+# every sweep of the script, with one value of each swept key (seed 1, the first training sets, augment)
+_WT_S_OLD = "model=roberta_large trainer=gpu suite=wanli_table3 seed=1"
+_WT_S_NEW = "experiment=wanli_table3 seed=1"
+_WT_ROWS = {
+    "0_floor": "data/train_sets=[mnli] data.train_sets.mnli.limit=102885 +data.train_sets.mnli.limit_seed=0 "
+               "data.train_sets.mnli.name=mnli_n102885",
+    "1_single": "data/train_sets=[wanli]",
+    "2_combined": "data/train_sets=[mnli,anli_r1,anli_r2,anli_r3] data.combine=replace",
+    "3_anli (slurm)": "data/train_sets=[wanli,anli_r1,anli_r2,anli_r3] data.combine=augment hydra/launcher=slurm_gpu "
+                      "hydra.launcher.partition=gpu",
+}
+CASES["wanli_table3"] = [
+    (f"{row} (-m)", "nliforge-train", f"{sets} {_WT_S_OLD} hydra.sweep.dir={X}/{row.split()[0]}",
+     f"{sets} {_WT_S_NEW} hydra.sweep.dir={X}/{row.split()[0]}") for row, sets in _WT_ROWS.items()
+]
+
+
 def composed(entry: str, overrides: str) -> str:
     """The job config that `entry overrides --cfg job` prints (its exit status checked)."""
     proc = subprocess.run([*shlex.split(entry), *shlex.split(overrides), "--cfg", "job"], capture_output=True, text=True)

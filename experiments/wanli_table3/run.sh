@@ -14,7 +14,8 @@ N_WANLI=102885   # WANLI train (alisawuffles/WANLI), the floor's size
 
 python "$HERE/../real_data_preflight.py" mnli wanli anli_r1 anli_r2 anli_r3 fever_nli || exit 2
 
-S=(model=roberta_large trainer=gpu suite=wanli_table3 seed=1,2,3)
+# conf/experiment/wanli_table3.yaml: RoBERTa-large on a GPU, suite wanli_table3
+S=(experiment=wanli_table3 seed=1,2,3)
 if [ -n "${PARTITION:-}" ]; then S+=(hydra/launcher=slurm_gpu hydra.launcher.partition="$PARTITION"); fi
 ANLI='anli_r1,anli_r2,anli_r3'
 # floor: MultiNLI of WANLI's size (the paper compares WANLI with all 393k of MultiNLI, 3.8x its size)
