@@ -238,6 +238,18 @@ CASES["wanli_table3"] = [
 ]
 
 
+# common.sh's train_row adds the world, the seeds (-m seed=1,2,3: one here), suite, callbacks and QUIET_TRAIN
+_SA_ROW = "seed=1 suite=synthetic callbacks=none logger=none save_model=false trainer.enable_progress_bar=false"
+CASES["synthetic_artifacts"] = [
+    (f"{row} ({world}, -m)", "nliforge-train",
+     f"data/train_sets=[{sets}] model=tiny world.n_train=100 world={world} world.seed=0 {_SA_ROW} "
+     f"hydra.sweep.dir={X}/{world}/world0/sweep/{row}",
+     f"data/train_sets=[{sets}] experiment=synthetic_artifacts world.n_train=100 world={world} world.seed=0 {_SA_ROW} "
+     f"hydra.sweep.dir={X}/{world}/world0/sweep/{row}")
+    for row, sets, world in (("1_biased", "synthetic_biased", "snli_calibrated"), ("2_unbiased", "synthetic", "strong"))
+]
+
+
 def composed(entry: str, overrides: str) -> str:
     """The job config that `entry overrides --cfg job` prints (its exit status checked)."""
     proc = subprocess.run([*shlex.split(entry), *shlex.split(overrides), "--cfg", "job"], capture_output=True, text=True)

@@ -15,9 +15,9 @@ BASE="$R"
 N_TRAIN="${N_TRAIN:-4000}"
 for WORLD in ${PRESETS:-snli_calibrated mnli_calibrated strong}; do
     R="$BASE/$WORLD"
-    for ws in $WORLD_SEEDS; do
-        train_row "$ws" 1_biased 'data/train_sets=[synthetic_biased]' model=tiny world.n_train="$N_TRAIN"
-        train_row "$ws" 2_unbiased 'data/train_sets=[synthetic]' model=tiny world.n_train="$N_TRAIN"
+    for ws in $WORLD_SEEDS; do   # conf/experiment/synthetic_artifacts.yaml: the tiny model
+        train_row "$ws" 1_biased 'data/train_sets=[synthetic_biased]' experiment=synthetic_artifacts world.n_train="$N_TRAIN"
+        train_row "$ws" 2_unbiased 'data/train_sets=[synthetic]' experiment=synthetic_artifacts world.n_train="$N_TRAIN"
     done
     python "$HERE/../controls_table.py" --scratch "$R" --out "$HERE/results_$WORLD.md" \
         --row 1_biased="floor: biased split" --row 2_unbiased="ceiling: unbiased split" \
