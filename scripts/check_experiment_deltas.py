@@ -250,6 +250,22 @@ CASES["synthetic_artifacts"] = [
 ]
 
 
+# lib.sh's run adds seed= and COMMON (num_threads, THREADS: 1 here); the arms as run.sh's case
+_RT_QUIET = "logger=csv save_model=false trainer.enable_progress_bar=false"
+_RT_ARMS = {
+    "r3": "experiment=real_text_datamap",
+    "r2a": "experiment=real_text_hyponly",
+    "r2b": "experiment=real_text_hyponly data/train_sets=[snli_cad_original]",
+    "r2d_hyp_zf": "experiment=real_text_hyponly data/train_sets=[synthetic]",   # stands in for exp_real_text_zf
+    "r2d_full_random": "experiment=real_text_datamap +data.train_sets.mnli_dev_train_part.limit=100 "
+                       "+data.train_sets.mnli_dev_train_part.limit_seed=1",
+}
+CASES["real_text"] = [
+    (arm, "nliforge-train", f"{args} seed=1 num_threads=1 {_RT_QUIET} hydra.run.dir={X}/{arm}/seed1",
+     f"{args} seed=1 num_threads=1 hydra.run.dir={X}/{arm}/seed1") for arm, args in _RT_ARMS.items()
+]
+
+
 def composed(entry: str, overrides: str) -> str:
     """The job config that `entry overrides --cfg job` prints (its exit status checked)."""
     proc = subprocess.run([*shlex.split(entry), *shlex.split(overrides), "--cfg", "job"], capture_output=True, text=True)

@@ -20,7 +20,9 @@ if [ -z "${THREADS:-}" ]; then
     THREADS=$(awk -v l="$load" -v n="$(nproc)" 'BEGIN { print (l > n) ? 1 : 2 }')
 fi
 stamp "threads: $THREADS (load $(cut -d' ' -f1 /proc/loadavg), $(nproc) cores)"
-COMMON=(num_threads="$THREADS" logger=csv save_model=false trainer.enable_progress_bar=false)
+# with conf/experiment/real_text_datamap.yaml (or real_text_hyponly.yaml, which extends it): the CSV logger, no
+# saved model, no progress bar
+COMMON=(num_threads="$THREADS")
 
 zfilter() {   # R2d: unconditional Z(input), the pipeline's defaults (k 20, batch 1,000)
     local registered
