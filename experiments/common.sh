@@ -36,7 +36,7 @@ link_oracle() {
     if [ -n "${ORACLE:-}" ] && [ ! -e "$R/$1" ]; then ln -s "$(cd "$ORACLE" && pwd)" "$R/$1"; fi
 }
 
-# WANLI's review (issue 22): who labels the generated pairs. Only the stand-in for the people who review
+# WANLI's review: who labels the generated pairs. Only the stand-in for the people who review
 # WANLI's pairs may know the world's true labels, because people do; every other model is trained on the
 # base data only.
 #   annotator (default)  the annotators' stand-in: a classifier trained on the world's UNBIASED split
@@ -73,7 +73,7 @@ reviewer_id() {
     echo "teacher:$(basename "$(cd "$1" && pwd -P)")"
 }
 
-# ---- oracle-free experiments (issue 22): calibrated worlds, several world seeds, same-size controls ----
+# ---- oracle-free experiments: calibrated worlds, several world seeds, same-size controls ----
 # WORLD: the world preset (conf/world/; snli_calibrated: hypothesis-only accuracy ~67%, as SNLI's);
 # WORLD_SEEDS: the worlds (each its own sentences and artifacts' draws); SEEDS (train_row's default
 # 1,2,3, left unset here: real_lm/zaug_run.sh has its own SEEDS): training seeds per row.

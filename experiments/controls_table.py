@@ -1,4 +1,4 @@
-"""The table every oracle-free experiment writes (issue 22): accuracy per row, and each row against
+"""The table every oracle-free experiment writes: accuracy per row, and each row against
 a same-size floor and ceiling — paired differences and gap closure over the units (world seed ×
 training seed).
 

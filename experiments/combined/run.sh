@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# WANLI -> DISCO -> conditional z-filtering composed through the one data model (no paper), with no oracle
-# (issue 22): each part and the composition against a same-size floor and ceiling, 2 world seeds x 3 training seeds.
+# WANLI -> DISCO -> conditional z-filtering composed through the one data model (no paper), with no oracle:
+# each part and the composition against a same-size floor and ceiling, 2 world seeds x 3 training seeds.
 #   bash experiments/combined/run.sh     # -> experiments/combined/results.md (+ .csv), sizes.json; ~25 min on one core
 # Needs the scratch folders of experiments/wanli_generated/run.sh ($E6) and experiments/disco_table3/run.sh ($E8)
 # for the same WORLD and WORLD_SEEDS (their W, classifier, DISCO teacher, fill-in LM and DISCO(D0)); run those first.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# DISCO offline with no oracle (issue 22): teacher-filtered counterfactuals against a same-size floor and ceiling,
+# DISCO offline with no oracle: teacher-filtered counterfactuals against a same-size floor and ceiling,
 # with and without the teacher filter, on a calibrated world, 2 world seeds x 3 training seeds.
 #   bash experiments/disco_table3/run.sh     # tables -> experiments/disco_table3/results.md (+ .csv, counts.json)
 # ~19 min on one CPU core (2026-11-26, the other core busy; up to ~40 under heavier load). WORLD (snli_calibrated), WORLD_SEEDS (0 1), SEEDS (1,2,3), N_TRAIN (4000) override.

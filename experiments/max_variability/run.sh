@@ -11,7 +11,7 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../common.sh"   # ROOT, the installed nliforge checked to be this checkout, offline flags, cd ROOT
-WORLD_SEED="${WORLD_SEED:-0}"   # the world (issue 22: at least two); world 0 writes next to this script,
+WORLD_SEED="${WORLD_SEED:-0}"   # the world (at least two); world 0 writes next to this script,
                                 # any other into world<seed>/ here
 if [ "$WORLD_SEED" = 0 ]; then OUT="$HERE"; else OUT="$HERE/world$WORLD_SEED"; mkdir -p "$OUT"; fi
 SCRATCH="${NLIFORGE_EXP:-/tmp/nliforge_exp/max_variability}_w$WORLD_SEED"

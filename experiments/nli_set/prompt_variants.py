@@ -1,4 +1,4 @@
-"""Q3 of experiments/nli_set: does seed 004's own prompt (appendix 0.1) or an explicit layout line for
+"""Q3 of experiments/nli_set: does NLI-Set's own prompt (appendix 0.1) or an explicit layout line for
 the blank line raise SmolLM2's validation pass rate? The same statements, labels, sampling and checks
 (pipelines/longtext/checks.py, unchanged) for three user prompts; prints and writes a Markdown table.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 22 item 5: NLI-Set (seed 004) with SmolLM2-135M-Instruct as two writers (temperature 0.7 and 0.3)
+# Issue 22 item 5: NLI-Set (NLI-Set) with SmolLM2-135M-Instruct as two writers (temperature 0.7 and 0.3)
 # and as a per-criterion rubric judge; the explain stage trains the tiny classifier on the validated
 # passages (intended labels) and renders attributions. Offline, 2 CPU cores, one thread.
 #   bash experiments/nli_set/run.sh     # ~10.5 min here; tables -> experiments/nli_set/results.md, prompt_variants.md

@@ -1,4 +1,4 @@
-"""Items 5 and 6 on one world preset, pooled over its world seeds (issue 22: 2 world seeds × 3 seeds).
+"""Items 5 and 6 on one world preset, pooled over its world seeds (2 world seeds × 3 seeds).
 
     python experiments/real_lm/pooled.py [--preset snli_calibrated] [--worlds 0 1] [--tag _seeds_all] [--items wanli zaug]
                                          [--dir DIR] [--out FILE]

@@ -18,7 +18,7 @@ source "$HERE/../common.sh"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 review_choice "$@"
 if [ "$REVIEW" = annotator ]; then SUFFIX=""; else SUFFIX="_review_$REVIEW"; fi
-# RL_WORLD / RL_WORLD_SEED (issue 22: a second world): the committed table is strong, world seed 0 (the default);
+# RL_WORLD / RL_WORLD_SEED (a second world): the committed table is strong, world seed 0 (the default);
 # any other world writes wanli_table_<preset>_w<seed>.md
 RL_WORLD="${RL_WORLD:-strong}" RL_WORLD_SEED="${RL_WORLD_SEED:-0}"
 if [ "$RL_WORLD" != strong ] || [ "$RL_WORLD_SEED" != 0 ]; then SUFFIX="${SUFFIX}_${RL_WORLD}_w$RL_WORLD_SEED"; fi

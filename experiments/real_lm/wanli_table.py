@@ -1,4 +1,4 @@
-"""The tables of issue 18 item 6 from the scratch folder of `wanli_run.sh`.
+"""The real-LM WANLI tables (README, WANLI with SmolLM2) from the scratch folder of `wanli_run.sh`.
 
     python experiments/real_lm/wanli_table.py --scratch /tmp/nliforge_exp/real_lm_wanli --out wanli_table.md
 

@@ -9,7 +9,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../common.sh"
 # one thread per process: two CPU cores shared by several jobs lose far more to OpenMP oversubscription
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-# RL_WORLD / RL_WORLD_SEED (issue 22: a second world): the committed table is strong, world seed 0 (the default);
+# RL_WORLD / RL_WORLD_SEED (a second world): the committed table is strong, world seed 0 (the default);
 # any other world writes zaug_table_<preset>_w<seed>.md
 RL_WORLD="${RL_WORLD:-strong}" RL_WORLD_SEED="${RL_WORLD_SEED:-0}"
 SUFFIX=""

@@ -1,4 +1,4 @@
-"""The table of issue 18 item 5 from the run folders of `zaug_run.sh`.
+"""The real-LM Z-Aug table (README, Z-Aug with SmolLM2) from the run folders of `zaug_run.sh`.
 
     python experiments/real_lm/zaug_table.py --scratch /tmp/nliforge_exp/real_lm_zaug --out zaug_table.md
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The world check under every later experiment (issue 22): on each world preset, does a classifier trained on
+# The world check under every later experiment: on each world preset, does a classifier trained on
 # the biased split (the floor) fail the challenge splits where a same-size unbiased set (the ceiling) does not?
 # Offline, CPU: 3 presets x 2 world seeds x 2 rows x 3 training seeds = 36 jobs of 4,000 pairs, ~20 min on
 # one core (~30 s a job).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# WANLI offline with no oracle (issue 22): generated and reviewed W against a same-size floor and ceiling, with
+# WANLI offline with no oracle: generated and reviewed W against a same-size floor and ceiling, with
 # the mechanism's ablations, on a calibrated world, 2 world seeds x 3 training seeds.
 #   bash experiments/wanli_generated/run.sh     # tables -> experiments/wanli_generated/results.md (+ .csv, counts.json)
 # ~40 min on one CPU core. WORLD (snli_calibrated), WORLD_SEEDS (0 1), SEEDS (1,2,3), N_TRAIN (4000) override.

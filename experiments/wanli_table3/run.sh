@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# WANLI Table 3 on the real sets (issue 22): RoBERTa-large on MultiNLI, WANLI, their combinations, and a
+# WANLI Table 3 on the real sets: RoBERTa-large on MultiNLI, WANLI, their combinations, and a
 # same-size floor (MultiNLI cut to |WANLI| = 102,885, a seeded random subset), 3 seeds each. Needs the
 # training sets in the local HF cache (checked first: a missing one stops the script before any job
 # starts, naming it and the command that downloads it) and GPUs; never run on this project's machines.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# World calibration (issue 22 item 2): hypothesis-only accuracy of the tiny model on worlds of
+# World calibration: hypothesis-only accuracy of the tiny model on worlds of
 # different artifact strengths, scored on the in-distribution test of `train_biased` (see README.md).
 #   bash experiments/world_calibration/run.sh            # grid (1 seed) + presets and anchor (3 seeds)
 #   PHASE=grid bash experiments/world_calibration/run.sh # only the grid;  PHASE=confirm: only presets
@@ -45,7 +45,7 @@ if [ "$PHASE" = all ] || [ "$PHASE" = grid ]; then
         measure "grid_s$s" 0 $(strength "$s")
     done
 fi
-if [ "$PHASE" = world1 ]; then   # issue 22: the presets hold on a second world (its own sentences and draws)
+if [ "$PHASE" = world1 ]; then   # the presets hold on a second world (its own sentences and draws)
     measure preset_snli_calibrated_world1 "0 1 2" world=snli_calibrated world.seed=1
     measure preset_mnli_calibrated_world1 "0 1 2" world=mnli_calibrated world.seed=1
 elif [ "$PHASE" != grid ]; then

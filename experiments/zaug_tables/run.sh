@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Z-Aug Tables 2-4 on the real sets (issue 22): per base set D0 (MultiNLI, SNLI) a RoBERTa-large teacher
+# Z-Aug Tables 2-4 on the real sets: per base set D0 (MultiNLI, SNLI) a RoBERTa-large teacher
 # on D0, the three debiased sets, BERT-base with cross-entropy and PoE, and per recipe a same-size floor:
 # D0 plus random confidence-kept samples of the same generator, not z-filtered, to the recipe's size. 5 seeds.
 # Needs the training sets in the local HF cache (checked first: a missing one stops the script before any
@@ -48,7 +48,7 @@ for D0 in $BASES; do
     done
     nliforge-train -m 'data/train_sets=[jsonl]' data.train_sets.jsonl.path="outputs/zaug_${D0}_zaug/dataset.jsonl" \
         data.train_sets.jsonl.name="${D0}_zaug_poe" "${POE[@]}" hydra.sweep.dir="$R/$D0/${D0}_zaug_poe"
-    # floors (issue 22): D0 + random confidence-kept samples of G*, no z-filter, to each recipe's size
+    # floors: D0 + random confidence-kept samples of G*, no z-filter, to each recipe's size
     # (Table 1: all three recipes are larger than D0); the same generated pool the z-filter chose from
     d0=$(count_lines "outputs/zaug_teacher_$D0/train_set.jsonl")
     for r in zaug par_z seq_z; do

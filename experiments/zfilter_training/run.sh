@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Z-Aug offline with no oracle (issue 22): the three z-filtering recipes and PoE against same-size floors and
+# Z-Aug offline with no oracle: the three z-filtering recipes and PoE against same-size floors and
 # ceilings, on a calibrated world, 2 world seeds x 3 training seeds; consistency scored by the teacher and by an
 # oracle scorer (a measurement, never a filter); the artifacts measured as the world defines them too.
 #   bash experiments/zfilter_training/run.sh   # -> results_{zaug,par_z,seq_z,poe}.md (+ .csv), results_z.md

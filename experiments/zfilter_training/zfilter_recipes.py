@@ -1,4 +1,4 @@
-"""Experiment 7 helper (issue 8): the three z-filtering recipes from ONE zaug pipeline run, the z of
+"""Experiment 7 helper: the three z-filtering recipes from ONE zaug pipeline run, the z of
 the planted artifacts before/after, label consistency, train-set registration, and results.md.
 
     python zfilter_recipes.py prepare RUN_DIR SCRATCH CONF_DIR [ORACLE_DIR]   # recipes + z tables + train-set YAMLs
@@ -51,7 +51,7 @@ def planted_z(records) -> dict:
 
 
 def world_z(records) -> dict:
-    """Each planted artifact as the WORLD defines it (issue 22: not only the z-filter's n-gram proxy):
+    """Each planted artifact as the WORLD defines it (not only the z-filter's n-gram proxy):
     prevalence, p̂(target | feature) and z* = (p̂ − 1/3) / sqrt(1/3 · 2/3 / n_feature) (Z-Aug §3.1)."""
     out = {}
     for name in ARTIFACTS:
