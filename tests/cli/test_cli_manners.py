@@ -1,4 +1,4 @@
-"""CLI manners (issue 19 item 6): every console script answers `--help` with exit 0 and its actions and
+"""CLI manners: every console script answers `--help` with exit 0 and its actions and
 main options; expected refusals are one `error:` line on stderr, a nonzero exit and no traceback.
 
 The scripts run as real subprocesses (the installed console scripts, started together to save time).

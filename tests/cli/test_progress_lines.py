@@ -1,4 +1,4 @@
-"""Progress to a file (issue 24): a line every N seconds with count, rate and ETA instead of a bar drawn
+"""Progress to a file: a line every N seconds with count, rate and ETA instead of a bar drawn
 once at the end. Time comes from a fake clock, so every number is known in advance."""
 
 from __future__ import annotations

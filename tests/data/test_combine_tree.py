@@ -1,4 +1,4 @@
-"""Nested training-set combinations written in `data.combine` (issue 20 item 4): `(a◇b)+c` parses to
+"""Nested training-set combinations written in `data.combine`: `(a◇b)+c` parses to
 the tree it says, gets a readable id and a manifest listing the tree, and combines as + and ◇ do."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fuzzing (issue 19, "Also"): the JSONL reader and the review API, fed mutations of valid inputs.
+"""Fuzzing: the JSONL reader and the review API, fed mutations of valid inputs.
 
 Contract: every file gives records or an NLIDataError that starts with `path:line:` (a line of the file);
 every API request gives a 200 or a 4xx whose body is JSON `{"error": ...}`. Nothing else may escape: no

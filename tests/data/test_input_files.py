@@ -1,4 +1,4 @@
-"""Empty and odd input files (issue 19 item 4): an empty training set is an error naming its file before the
+"""Empty and odd input files: an empty training set is an error naming its file before the
 run folder exists (alone or inside a combination); a UTF-8 BOM is read; a JSON syntax error names the
 line and the column where the parser stopped; bad bytes and duplicate uids name their line."""
 
@@ -113,7 +113,7 @@ def test_bad_bytes_deep_nesting_and_duplicates_name_their_line(tmp_path):
 
 
 def test_limit_seed_takes_a_seeded_subset_in_order_and_refuses_more_than_there_is(tmp_path):
-    """issue 22: `limit` with `limit_seed` is a random same-size slice (in the file's order), not the head."""
+    """`limit` with `limit_seed` is a random same-size slice (in the file's order), not the head."""
     from nliforge.data.registry import load_set
 
     rows = [Record(f"u{i}", f"A dog runs {i}.", f"An animal runs {i}.", "entailment") for i in range(50)]

@@ -1,7 +1,7 @@
 """The real-data experiments (`experiments/wanli_table3/run.sh`, `experiments/zaug_tables/run.sh`): they need
 downloads and GPUs, so here they are checked up to the point where they would start training: the preflight
 stops them with the missing sets named and nothing written; it reads a set that is there; and the jobs
-issue 22 added (same-size floors, G* by the debiasing stage) compose with Hydra."""
+added with the oracle-free redesign (same-size floors, G* by the debiasing stage) compose with Hydra."""
 
 from __future__ import annotations
 

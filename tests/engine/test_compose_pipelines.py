@@ -1,4 +1,4 @@
-"""Pipelines composed by config (issue 20 item 4): `nliforge-generate pipeline=zfilter input=<set>`
+"""Pipelines composed by config: `nliforge-generate pipeline=zfilter input=<set>`
 z-filters any set in the data model, conditional on a seed set when one is given; `input=` takes an
 earlier run's folder, so runs chain and their provenance with them; DISCO takes `input=` as its source."""
 

@@ -1,4 +1,4 @@
-"""Gap closure (issue 22): the ratio of mean paired differences and its paired bootstrap interval,
+"""Gap closure: the ratio of mean paired differences and its paired bootstrap interval,
 checked against values computed by hand."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Figures (issue 24): data-map region labels sit on their regions' points; a figure made from a
+"""Figures: data-map region labels sit on their regions' points; a figure made from a
 stand-in model or server says so on the image itself."""
 
 from __future__ import annotations

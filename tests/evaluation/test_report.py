@@ -58,7 +58,7 @@ def test_numbers_marks_and_files(sweep):
             half = T_975_DF1 * std / math.sqrt(2)
             assert row["n"] == 2
             assert row["mean"] == pytest.approx(mean) and row["std"] == pytest.approx(std)
-            # issue 24: an accuracy's interval is clipped to [0, 1], and two seeds are flagged
+            # An accuracy's interval is clipped to [0, 1], and two seeds are flagged
             assert row["ci_low"] == pytest.approx(max(mean - half, 0.0), abs=1e-4)
             assert row["ci_high"] == pytest.approx(min(mean + half, 1.0), abs=1e-4)
             assert bool(row["few_seeds"])

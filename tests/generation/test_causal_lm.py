@@ -58,7 +58,7 @@ def _examples(prompt: str, label: str) -> list[tuple[str, str]]:
 
 
 def test_unlabelled_documents_mix_labels_and_ignore_them(records):
-    """labels=False (issue 22): every document's pairs come from all labels, and its relation word is
+    """labels=False: every document's pairs come from all labels, and its relation word is
     taken in turn, so the word carries no information about the pairs' true labels."""
     docs = prompt_documents(records, 300, k=4, seed=0, labels=False)
     by_pair = {(r.premise, r.hypothesis): r.label for r in records}

@@ -158,7 +158,7 @@ def _classifier_models() -> list[str]:
 @pytest.mark.parametrize("trainer", [None, "ddp"])
 @pytest.mark.parametrize("model", _classifier_models())
 def test_gpu_fast_preset_composes_with_every_model_and_ddp(model, trainer, tmp_path):
-    """preset=gpu_fast with each classifier model, alone and with trainer=ddp (issue 23): the preset's
+    """preset=gpu_fast with each classifier model, alone and with trainer=ddp: the preset's
     switches survive, the config passes the type check, and trainer=ddp (given before or after the
     preset) keeps DDP's strategy and device count with the preset's bf16 precision."""
     from nliforge.utils.schema import check_config
@@ -238,7 +238,7 @@ def test_slurm_ddp_preset_asks_one_task_per_device(tmp_path):
 
 
 def test_pad_buckets_reach_the_training_batches(tmp_path, world_cache, monkeypatch):
-    """data.pad_buckets (issue 23: a fixed few widths for CUDA graphs) goes from the config to the
+    """data.pad_buckets (a fixed few widths for CUDA graphs) goes from the config to the
     training loader: every training batch has one of the bucket widths."""
     from nliforge.utils.schema import check_config
 

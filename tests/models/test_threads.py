@@ -1,4 +1,4 @@
-"""num_threads (issue 24): torch's and the tokenizers' pools sized from the cores this process may use
+"""num_threads: torch's and the tokenizers' pools sized from the cores this process may use
 (os.sched_getaffinity), OMP_NUM_THREADS when set, or the config key. Affinity is set in a subprocess,
 so the test session's own threads are left alone."""
 

@@ -1,4 +1,4 @@
-"""experiments/common.sh's `review=` choice for WANLI's review (issue 22): annotator (the people's stand-in,
+"""experiments/common.sh's `review=` choice for WANLI's review: annotator (the people's stand-in,
 trained on the world's unbiased split) vs teacher (the WANLI run's classifier on D0), and the reviewer id
 the scripts pass to `aggregate.reviewer=`, which must equal the one `nliforge-review teacher` records."""
 

@@ -1,4 +1,4 @@
-"""No import circles inside `nliforge` (issue 21 item 6), checked by reading the source with `ast`
+"""No import circles inside `nliforge`, checked by reading the source with `ast`
 (nothing is imported, so the test takes well under a second).
 
 The graph has one node per module of src/nliforge (a package is its `__init__`) and an edge A -> B

@@ -1,4 +1,4 @@
-"""The README's demo numbers come from real runs and stay true (issue 24).
+"""The README's demo numbers come from real runs and stay true.
 
 The slow test reruns every offline demo through `scripts/readme_numbers.py --check` and fails where
 the README and a fresh run disagree; it also checks that `nliforge-train experiment=demo` prints the

@@ -1,4 +1,4 @@
-"""nliforge-publish (issue 20 item 2): a real long-text demo run folder (local stand-in LLMs) written
+"""nliforge-publish: a real long-text demo run folder (local stand-in LLMs) written
 in the Hub's dataset layout; the card parses with huggingface_hub and carries the manifest's numbers;
 the folder loads back with datasets.load_dataset; the upload goes through huggingface_hub's own client
 to the local Hub stand-in (nliforge.testing.hub_server), which must receive the files byte for byte."""

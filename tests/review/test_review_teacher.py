@@ -170,7 +170,7 @@ def test_judge_action_writes_its_ledger_into_the_run_manifest(tmp_path, monkeypa
 
 def test_teacher_action_reviews_an_items_file_outside_the_run(classifier_run_dir, world_records, tmp_path):
     """`items=<file.jsonl>` reviews that file (the run folder holds only the review state); it was read as
-    DictConfig's `items` method before (issue 22's WANLI review=teacher row found it)."""
+    DictConfig's `items` method before (the WANLI review=teacher row found it)."""
     from conftest import compose_config
     from nliforge.data.jsonl import write_jsonl
     from nliforge.review.cli import review

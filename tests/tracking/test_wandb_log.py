@@ -134,7 +134,7 @@ def test_report_joins_the_sweep_group_with_nulls_and_challenge_intervals(offline
     # mnli: seed averages (0.6+0.8)/2 = 0.7 and (0.8+1.0)/2 = 0.9; std 0.1414; half = t * 0.1414 / sqrt(2)
     half = T_975_DF1 * math.sqrt(0.02) / math.sqrt(2)
     assert challenge["mnli"]["mean"] == pytest.approx(0.8) and challenge["mnli"]["n"] == 2
-    # 0.8 ± 1.27 leaves accuracy's range, so the interval is clipped to it (issue 24)
+    # 0.8 ± 1.27 leaves accuracy's range, so the interval is clipped to it
     assert (challenge["mnli"]["ci_low"], challenge["mnli"]["ci_high"]) == pytest.approx(
         (max(0.0, 0.8 - half), min(1.0, 0.8 + half)))
     assert half > 0.2 and challenge["mnli"].get("std", math.sqrt(0.02)) == pytest.approx(math.sqrt(0.02))

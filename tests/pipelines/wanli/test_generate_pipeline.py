@@ -72,7 +72,7 @@ def test_wanli_pipeline_end_to_end(tmp_path, world_cache, classifier_run_dir, se
 
 
 def test_random_selection_keeps_as_many_per_label_but_not_the_top(tmp_path, world_cache, classifier_run_dir, server):
-    """pipeline.variability.select=random (issue 22's ablation): the same quota per intended label as the
+    """pipeline.variability.select=random (the ablation): the same quota per intended label as the
     top-fraction cut, other pairs; any other value is refused naming the key."""
     generate(gen_config(tmp_path / "top", world_cache, classifier_run_dir, server.base_url))
     generate(gen_config(tmp_path / "rnd", world_cache, classifier_run_dir, server.base_url,
