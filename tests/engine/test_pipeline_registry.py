@@ -233,7 +233,8 @@ def experiment_stage_lists() -> list[tuple[str, list[str]]]:
 
 @pytest.mark.parametrize("stem,stages", experiment_stage_lists(), ids=[s for s, _ in experiment_stage_lists()])
 def test_every_experiments_stage_list_resolves_in_its_pipeline(stem, stages):
-    """The demos' lists (a stand-in `generator_lm`, `explain`) name stages of their own pipeline, in an
-    order where every field a stage reads is written before it."""
+    """The demos' and experiments' lists (a stand-in `generator_lm`, `explain`, Z-Aug stopped after the
+    confidence filter) name stages of their own pipeline, in an order where every field a stage reads is
+    written before it."""
     name = next(n for n in registry.BUILTIN if stem.startswith(f"{n}_"))
-    assert len(registry.load_pipeline(name).resolve(stages)) == len(stages) >= 5
+    assert len(registry.load_pipeline(name).resolve(stages)) == len(stages) > 0
