@@ -92,11 +92,12 @@ fi
 # then `TABLES_ONLY=1 WORLD_SEEDS="0 1 2 3 4"` writes the tables over all of them)
 if [ "${TABLES:-1}" = 0 ]; then stamp "done (TABLES=0: no tables)"; exit 0; fi
 stamp "tables"
+# the mechanism test's family (README): the five rows and M1-M4, one-sided, Holm over the four
+MECHANISM_ARGS=(--row 2_floor --row 3_full --row 4_randseeds --row 5_randkeep --row 6_nofilter
+                --claim M1=3_full:2_floor --claim M2=3_full:4_randseeds --claim M3=3_full:5_randkeep --claim M4=3_full:6_nofilter)
 if [ "${MECHANISM_ONLY:-0}" = 1 ]; then   # no ceiling: the world-unit table of M1-M4 and every unit's accuracy
     OUT="${RESULTS:-results_mechanism}"
-    python "$HERE/../world_unit.py" --scratch "$R" --out "$HERE/$OUT.md" --csv "$HERE/$OUT.csv" --row 2_floor --row 3_full \
-        --row 4_randseeds --row 5_randkeep --row 6_nofilter --claim M1=3_full:2_floor --claim M2=3_full:4_randseeds \
-        --claim M3=3_full:5_randkeep --claim M4=3_full:6_nofilter
+    python "$HERE/../world_unit.py" --scratch "$R" --out "$HERE/$OUT.md" --csv "$HERE/$OUT.csv" "${MECHANISM_ARGS[@]}"
     python "$HERE/counts.py" "$R" "$HERE/counts${OUT#results}.json"
     python "$HERE/seeds_diagnosis.py" "$R" "$HERE/seeds_diagnosis${OUT#results}.md"
     stamp "done: $HERE/$OUT.md"
@@ -115,9 +116,7 @@ python "$HERE/../controls_table.py" --scratch "$R" --out "$HERE/$OUT.md" \
     --title "WANLI offline, no oracle, on $WORLD: $N_TRAIN pairs of D0 + N added" \
     --note "N per world seed (the smallest reviewed W): $(for ws in $WORLD_SEEDS; do printf 'world %s: %s; ' "$ws" "$(cat "$R/world$ws/n_add")"; done)"
 # the world as the unit (training seeds averaged within a world), Holm over M1-M4 (README, the mechanism test)
-python "$HERE/../world_unit.py" --scratch "$R" --out "$HERE/world_unit$SUFFIX.md" --row 2_floor --row 3_full \
-    --row 4_randseeds --row 5_randkeep --row 6_nofilter --claim M1=3_full:2_floor --claim M2=3_full:4_randseeds \
-    --claim M3=3_full:5_randkeep --claim M4=3_full:6_nofilter
+python "$HERE/../world_unit.py" --scratch "$R" --out "$HERE/world_unit$SUFFIX.md" "${MECHANISM_ARGS[@]}"
 python "$HERE/counts.py" "$R" "$HERE/counts$SUFFIX.json"
 python "$HERE/seeds_diagnosis.py" "$R" "$HERE/seeds_diagnosis$SUFFIX.md"
 stamp "done: $HERE/$OUT.md"
