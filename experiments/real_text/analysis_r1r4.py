@@ -26,10 +26,10 @@ CHALLENGE = ("mnli_dev_test_part_stress_word_overlap", "mnli_dev_test_part_stres
 R4_SETS = ("mnli_dev_test_part", *CHALLENGE)
 
 
-def correctness(arm_dir: Path, eval_set: str) -> np.ndarray:
+def correctness(arm_dir: Path, eval_set: str, seeds: tuple[int, ...] = SEEDS) -> np.ndarray:
     """0/1 correctness, shape (seeds, pairs), from each seed's predictions/<set>.csv (same pairs, same order)."""
     rows, uids = [], None
-    for s in SEEDS:
+    for s in seeds:
         df = pd.read_csv(arm_dir / f"seed{s}" / "predictions" / f"{eval_set}.csv", keep_default_na=False)
         if uids is not None and list(df["uid"]) != uids:
             raise SystemExit(f"{arm_dir}/seed{s}: the pairs of {eval_set} differ from seed {SEEDS[0]}'s")
@@ -46,7 +46,7 @@ def paired_difference(a: list[np.ndarray], b: list[np.ndarray], seed: int = 0) -
     per_pair = [x.mean(0) - y.mean(0) for x, y in zip(a, b)]
     boots = np.mean([d[rng.integers(0, len(d), size=(N_BOOT, len(d)))].mean(1) for d in per_pair], axis=0)
     lo, hi = interval(boots)
-    seeds = [float(np.mean([x[i].mean() - y[i].mean() for x, y in zip(a, b)])) for i in range(len(SEEDS))]
+    seeds = [float(np.mean([x[i].mean() - y[i].mean() for x, y in zip(a, b)])) for i in range(len(a[0]))]
     return {"estimate": float(np.mean([d.mean() for d in per_pair])), "low": lo, "high": hi, "seeds": seeds}
 
 
@@ -128,9 +128,9 @@ def r1(root: Path, out_rows: list) -> list[str]:
     return lines
 
 
-def floor_contains_d0(root: Path) -> str:
+def floor_contains_d0(root: Path, seeds: tuple[int, ...] = SEEDS) -> str:
     d0 = {json.loads(x)["uid"] for x in (root / "sets/r4_d0.jsonl").read_text().splitlines() if x.strip()}
-    for s in SEEDS:
+    for s in seeds:
         floor = {json.loads(x)["uid"] for x in (root / f"floor/seed{s}/train_set.jsonl").read_text().splitlines() if x.strip()}
         if not d0 <= floor:
             raise SystemExit(f"R4: the floor of seed {s} lacks {len(d0 - floor)} D0 pairs: the arms are not built on one D0")

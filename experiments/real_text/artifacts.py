@@ -64,10 +64,11 @@ def hyp_only(scratch: Path) -> tuple[list[dict], list[str]]:
     return rows, lines + [""]
 
 
-def unigram_z(name: str) -> tuple[pd.DataFrame, float, float]:
-    """Hypothesis unigrams of a training set: n, count and z per label; the Bonferroni z over the unigram x
-    label tests and, for reference, over every feature x label test of the whole App. B space."""
-    records = load_named(name)
+def unigram_z(name: str | list) -> tuple[pd.DataFrame, float, float]:
+    """Hypothesis unigrams of a training set (by name, or its records): n, count and z per label; the
+    Bonferroni z over the unigram x label tests and, for reference, over every feature x label test of the
+    whole App. B space."""
+    records = load_named(name) if isinstance(name, str) else name
     counts, names = dataset_counts(records)
     seen = counts.sum(1) > 0
     keep = np.array([nm.endswith("@hypothesis") and " " not in nm for nm in names]) & seen
