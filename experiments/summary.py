@@ -37,10 +37,10 @@ INTRO = [
     "worlds t = 12.71, hence the wide intervals). The folders' own tables pool world × training seed units; their",
     "intervals are too narrow for a claim. A floor of D0 + N biased pairs in these files is a fresh draw of",
     "|D0| + N biased pairs (the world draws a split whole for its size): floor and treatment differ in their base",
-    "too. Real",
-    "text and NLI-Set have no worlds (n_worlds –): the unit is the example or the prompt; a real-text interval",
-    "spans every training seed's 95% bootstrap interval (or is the paired t over seeds where that is the",
-    "criterion, R2d).",
+    "too. On real text the first attempts (R1-R4) used the example as the unit on one sample of the data",
+    "(n_worlds = 1; their interval spans every training seed's 95% bootstrap interval, or is the paired t over",
+    "seeds, R2d); R5 repeats them over 5 disjoint parts of the corpus, or 3 draws of D0 and W, as worlds.",
+    "NLI-Set has no worlds (n_worlds –): its unit is the prompt.",
 ]
 
 

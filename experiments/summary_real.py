@@ -1,6 +1,10 @@
-"""Readers for `experiments/summary.py` where the unit is not a world: real text (`real_text/results.csv`,
-and R1/R4's `results_r1r4.csv` once it is committed) and NLI-Set's prompts (`nli_set/results.md`).
-`n_worlds` is None for all of them; the verdict follows `experiments/real_text/README.md`'s criteria.
+"""Readers for `experiments/summary.py` of real text and NLI-Set.
+
+Real text's first attempts (`real_text/results.csv`, `results_r1r4.csv`) use the example as the unit on one
+sample of the data (one draw of W for R4a): their `n_worlds` is 1, so the project's rule reads them as "not
+shown (n_worlds = 1 < 5)" whatever their committed example-level criterion said. R5 repeats them with a world
+as the unit (`RealWorlds`: disjoint parts of the data, `results_parts.csv`; draws of D0 and W,
+`results_draws.csv`). NLI-Set's unit is the prompt (`nli_set/results.md`): `n_worlds` None.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import pandas as pd
 
 from nliforge.errors import NLIDataError
 from summary_sources import find, md_row, read_csv, read_text
-from summary_stats import Estimate
+from summary_stats import Estimate, t_interval
 
 REAL = "real_text/results.csv"
 SEEDS = ("1", "2", "3")
@@ -56,7 +60,7 @@ class RealSeeds:
             ref = self.scale * float(_cells(m, where, criterion=self.criterion, quantity=self.bound)["value"].iloc[0])
         values = tuple(self.scale * cells["value"].astype(float))
         return Estimate(sum(values) / len(values), self.scale * float(cells["ci_low"].min()),
-                        self.scale * float(cells["ci_high"].max()), None, values, ref)
+                        self.scale * float(cells["ci_high"].max()), 1, values, ref)
 
 
 @dataclass(frozen=True)
@@ -78,7 +82,7 @@ class RealPairedT:
                 for arm in (self.a, self.b))
         seeds = tuple(100 * (a[s] - b[s]) for s in SEEDS)
         return Estimate(100 * float(row["value"]), 100 * float(row["ci_low"]), 100 * float(row["ci_high"]),
-                        None, seeds)
+                        1, seeds)
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,7 @@ class RealNegationZ:
               if (w := re.fullmatch(r"top\d+_contradiction:(.+)", q)) and
               (w.group(1) in NEGATION or w.group(1).endswith("n't"))]
         bound = float(_cells(cells, where, quantity="bonferroni_z_unigrams")["value"].iloc[0])
-        return Estimate(max(zs) if zs else math.nan, reference=bound)
+        return Estimate(max(zs) if zs else math.nan, n_worlds=1, reference=bound)
 
 
 @dataclass(frozen=True)
@@ -110,7 +114,23 @@ class R1R4:
         m = read_csv(root, self.files[0], {"criterion", "estimate", "low", "high", "seed1", "seed2", "seed3"})
         row = _cells(m.astype({"criterion": str}), str(root / self.files[0]), criterion=self.criterion).iloc[0]
         seeds = tuple(100 * float(row[f"seed{s}"]) for s in SEEDS)
-        return Estimate(100 * float(row["estimate"]), 100 * float(row["low"]), 100 * float(row["high"]), None, seeds)
+        return Estimate(100 * float(row["estimate"]), 100 * float(row["low"]), 100 * float(row["high"]), 1, seeds)
+
+
+@dataclass(frozen=True)
+class RealWorlds:
+    """R5: one value per world (`key`: part or draw) of `criterion` in a real-text results file; the mean over
+    worlds with its t interval (n_worlds − 1 df)."""
+    criterion: str
+    files: tuple[str, ...] = ("real_text/results_parts.csv",)
+    key: str = "part"
+
+    def read(self, root) -> Estimate:
+        m = read_csv(root, self.files[0], {"criterion", self.key, "value"})
+        cells = _cells(m, str(root / self.files[0]), criterion=self.criterion).sort_values(self.key)
+        if cells[self.key].duplicated().any():
+            raise NLIDataError(f"{root / self.files[0]}: {self.criterion}: a {self.key} appears twice")
+        return t_interval(cells["value"].astype(float).tolist())
 
 
 def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:

@@ -6,9 +6,10 @@ worlds of the per-world estimate (itself the mean over that world's training see
 difference); its interval is a Student t interval over the worlds, n_worlds - 1 degrees of freedom. With
 n_worlds = 2 that interval is very wide (t = 12.71): the honest width of two draws.
 
-On real text there are no worlds (`n_worlds` empty): the unit is the example, and the verdict follows the
-criteria committed in `experiments/real_text/README.md` (every training seed's 95% interval on the stated
-side of the reference, or the paired t over seeds where that is the criterion).
+On real text a world is a disjoint part of the corpus (R5: each part its own training and test pairs) or a
+draw of D0, the floor's pool and W (R5-R4a); the first real-text attempts used the example as the unit on one
+sample of the data and count as n_worlds = 1. Only NLI-Set has no worlds (`n_worlds` empty, the unit is the
+prompt): its interval over prompts decides, read against the stated side.
 """
 
 from __future__ import annotations
@@ -24,13 +25,14 @@ MIN_WORLDS_LOW_POWER = 3  # ... for "reproduced, low power", only for claims who
 VERDICTS = {
     "reproduced": "a tested claim whose 95% interval over worlds lies on the stated side of the reference "
                   f"(0 unless said), with n_worlds ≥ {MIN_WORLDS}, and, for a claim tested in a family committed "
-                  "together, a Holm-adjusted one-sided p < 0.05 over that family; on real text (no worlds): the committed "
-                  "criterion holds (every training seed's interval on the stated side, or the paired t over seeds)",
+                  "together, a Holm-adjusted one-sided p < 0.05 over that family; on real text a world is a disjoint part of "
+                  "the corpus or a draw of D0 and W; without worlds (NLI-Set, unit the prompt) the interval over "
+                  "prompts on the stated side",
     "reproduced, low power": f"as reproduced, with {MIN_WORLDS_LOW_POWER} ≤ n_worlds < {MIN_WORLDS}; allowed only "
                              "for a claim whose run costs more than 30 minutes per world on 2 cores",
     "contradicted": "the interval over worlds lies entirely on the wrong side of the reference, with the same "
                     f"number of worlds `reproduced` needs (n_worlds ≥ {MIN_WORLDS}; ≥ {MIN_WORLDS_LOW_POWER} as "
-                    "`contradicted, low power` for a costly claim); on real text: the interval on the wrong side",
+                    "`contradicted, low power` for a costly claim); without worlds: the interval on the wrong side",
     "not shown": "anything else; the reason in brackets: too few worlds (n_worlds < 5), the interval includes "
                  "the reference, no interval (one world), or no estimate",
     "calibrated": "a calibration (not a claim about a method): every world's value within the target ± the "
@@ -123,7 +125,7 @@ def _world_verdict(e: Estimate, direction: int, reference: float, costly: bool) 
 
 
 def _example_verdict(e: Estimate, direction: int, reference: float) -> str:
-    """Real text: the interval (every seed's, or the paired t over seeds) on the stated side and every
+    """No worlds (NLI-Set's prompts): the interval (every seed's, or the paired t over seeds) on the stated side and every
     seed's own estimate on that side too; a test statistic without an interval (a z against its
     Bonferroni bound) is read against the bound."""
     if not e.has_interval:
