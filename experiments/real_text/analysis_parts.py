@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy.stats import spearmanr
 
 from nliforge.cartography.metrics import compute_metrics
 from nliforge.cartography.store import load_dynamics
@@ -22,11 +23,10 @@ from nliforge.data.jsonl import read_jsonl
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(HERE.parent))
-from artifacts import is_negation, unigram_z  # noqa: E402
+from artifacts import is_negation, majority, unigram_z  # noqa: E402
 from common import MCCOY_KEY, boot_idx, run_acc, run_dirs  # noqa: E402
 from datamap import METRICS, regions  # noqa: E402
 from parts import PARTS  # noqa: E402
-from scipy.stats import spearmanr  # noqa: E402
 from summary_stats import t_interval, verdict  # noqa: E402
 
 CLAIMS = {   # criterion -> (what one part gives, unit)
@@ -63,10 +63,9 @@ def hyp_only_part(scratch: Path, corpus: str, arm: str, k: int) -> tuple[float, 
     runs = run_dirs(scratch, f"{arm}_p{k}")
     if not runs:
         return None
-    test = part_set(scratch, corpus, k, "test")
-    majority = pd.Series([r.label for r in test]).value_counts().iloc[0] / len(test)
+    share = majority(part_set(scratch, corpus, k, "test"))[0]
     acc = np.mean([run_acc(run, f"exp_real_text_{corpus}_p{k}_test")[0] for run in runs.values()])
-    return 100 * (acc - majority), len(runs)
+    return 100 * (acc - share), len(runs)
 
 
 def negation_part(scratch: Path, k: int) -> tuple[float, str]:

@@ -26,9 +26,9 @@ NEGATION = {"no", "not", "never", "nobody", "nothing"}   # and any token ending 
 ACC_ARMS = (("R2a", "r2a", "mnli_dev_test_part"), ("R2b", "r2b", "snli_cad_original_test"))
 
 
-def majority(eval_set: str) -> tuple[float, str, int]:
-    """(share, label, n) of the most frequent gold label of an eval set."""
-    counts = Counter(r.label for r in load_named(eval_set))
+def majority(eval_set: str | list) -> tuple[float, str, int]:
+    """(share, label, n) of the most frequent gold label of an eval set (by name, or its records)."""
+    counts = Counter(r.label for r in (load_named(eval_set) if isinstance(eval_set, str) else eval_set))
     label, c = counts.most_common(1)[0]
     n = sum(counts.values())
     return c / n, label, n
