@@ -86,7 +86,7 @@ def resolved(cfg: DictConfig) -> dict:
 def classifier_run_dir(tmp_path_factory, world_cache) -> Path:
     """A tiny classifier trained once per session (2 epochs, dynamics, checkpoints, train_set.jsonl):
     the task model generation pipelines build on."""
-    from nliforge.training import train
+    from nliforge.train import train
 
     out = tmp_path_factory.mktemp("classifier_run")
     cfg = compose_config("train", ["experiment=demo", *SMALL_WORLD, "model.max_epochs=2", "logger=none",

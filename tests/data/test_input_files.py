@@ -14,7 +14,7 @@ from conftest import SMALL_WORLD, compose_config
 from nliforge.data import NLIDataError, Record, read_jsonl, write_jsonl
 from nliforge.data.combine import combine
 from nliforge.data.files import load_file_records
-from nliforge.training import train
+from nliforge.train import train
 
 ROWS = [Record(f"u{i}", f"A dog runs {i}.", f"An animal runs {i}.", "entailment") for i in range(3)]
 GOOD = ROWS[0].to_json()

@@ -12,7 +12,7 @@ import pytest
 from nliforge.evaluate import evaluate, resolve_identity
 from nliforge.evaluation.suite import metrics_rows, write_metrics_csv
 from nliforge.report import load_sweep, report
-from nliforge.training import train
+from nliforge.train import train
 
 from conftest import SMALL_WORLD, compose_config, compose_plain
 

@@ -16,7 +16,7 @@ from omegaconf import open_dict
 
 from nliforge.data import NLIDataError
 from nliforge.data.sampling import GlobalBatchSampler, LengthGroupedBatchSampler
-from nliforge.training import train
+from nliforge.train import train
 
 from conftest import SMALL_WORLD, compose_config
 
@@ -208,7 +208,7 @@ def test_gpu_fast_switches_train_on_cpu(tmp_path, world_cache, monkeypatch):
                                    "data.pad_to_multiple_of=8", "+model.optimizer.fused=true",
                                    "callbacks.dynamics.enabled=false", "trainer.enable_progress_bar=false"],
                          tmp_path / "run", world_cache)
-    import nliforge.training as train_module
+    import nliforge.train as train_module
 
     build = train_module.build_callbacks  # the real callbacks, plus one that only observes
     monkeypatch.setattr(train_module, "build_callbacks", lambda c: build(c) + [RecordSwitches()])
@@ -246,7 +246,7 @@ def test_pad_buckets_reach_the_training_batches(tmp_path, world_cache, monkeypat
                                    "data.pad_buckets=[16,32,64,128]", "callbacks.dynamics.enabled=false",
                                    "trainer.enable_progress_bar=false"], tmp_path / "run", world_cache)
     check_config(cfg, cfg)
-    import nliforge.training as train_module
+    import nliforge.train as train_module
 
     build = train_module.build_callbacks
     monkeypatch.setattr(train_module, "build_callbacks", lambda c: build(c) + [RecordSwitches()])

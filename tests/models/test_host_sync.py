@@ -102,7 +102,7 @@ def test_the_train_entry_point_adds_no_per_step_conversion(cfg_train):
     steps convert the same number of tensors, i.e. none per step."""
     from omegaconf import open_dict
 
-    from nliforge.training import train
+    from nliforge.train import train
 
     counts = {}
     for batches in (6, 14):

@@ -25,7 +25,7 @@ from nliforge.models.backbone import build_backbone
 from nliforge.models.classifier import NLIClassifier
 from nliforge.models.poe import BiasTable, PoEClassifier, check_bias_model, poe_loss, poe_settings
 from nliforge.models.predict import load_classifier, predict_probs
-from nliforge.training import train
+from nliforge.train import train
 from nliforge.world.config import WorldConfig
 from nliforge.world.generator import generate_split
 
@@ -298,7 +298,7 @@ def test_training_uid_missing_from_bias_table_is_refused(cfg_train, tmp_path, mo
     def partial_table(path, records, **kwargs):   # an expert that scored all but the first record
         return BiasTable(path, [r.uid for r in records[1:]], np.zeros((len(records) - 1, 3), np.float32))
 
-    monkeypatch.setattr("nliforge.training.frozen_bias_table", partial_table)
+    monkeypatch.setattr("nliforge.train.frozen_bias_table", partial_table)
     _frozen_poe_cfg(cfg_train, tmp_path)
     _refused(cfg_train, r"model.poe.bias_model=.*: no bias log-probs for training uid .* \(1 missing\)")
 

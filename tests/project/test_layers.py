@@ -1,12 +1,16 @@
-"""Imports run down the floors of the package (DESIGN.md): the error type on the ground floor, then the
+"""Imports run down the floors of the package (docs/code-layout.md): the error type on the ground floor, then the
 shared utilities, data, the synthetic world, the generation runtime, models, cartography, generic filters,
-evaluation and analysis, tracking, training, the pipelines' shared core (engine), the papers' pipelines,
-review, publishing and serving, and the entry points on top. Checked by reading the source with `ast`
+evaluation and analysis, tracking, training (train.py: nliforge-train, whose train(cfg) the pipelines' classifier
+stages call), the pipelines' shared core (engine), the papers' pipelines, review, publishing and serving, and the entry points on top. Checked by reading the source with `ast`
 (nothing is imported), at the level of the package's folders and top-level modules.
 
 Two rules: no two folders import each other, and at most 4 imports run from a lower floor to a higher
 one, each listed in UPWARD with why it is there. Lower floors reach higher ones only through entry points
-(the set loaders, the pipelines, the stand-in responders), which `ast` does not see as imports."""
+(the set loaders, the pipelines, the stand-in responders), which `ast` does not see as imports.
+
+Within the pipelines' floor, each pipeline is a leaf: no `pipelines/<a>` imports `pipelines/<b>`, so a
+built-in pipeline uses exactly what a pipeline of another package can (the engine, the filters, the
+runtime), and shared helpers live on a lower floor."""
 
 from __future__ import annotations
 
@@ -16,8 +20,8 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "nliforge"
 FLOORS = ["errors", "utils", "data", "world", "generation", "models", "cartography", "filtering", "evaluation",
-          "analysis", "tracking", "training", "engine", "pipelines", "review", "testing", "publishing", "serving",
-          "data_cli", "train", "evaluate", "generate", "report", "analyze", "publish", "nliforge"]
+          "analysis", "tracking", "train", "engine", "pipelines", "review", "testing", "publishing", "serving",
+          "evaluate", "generate", "report", "analyze", "publish", "nliforge"]
 # (file, floor it imports) -> why; none today: the four there were (the world loader, the splice's text rule,
 # the review's run folder, the rubric judge) went with the per-paper layout.
 UPWARD: dict[tuple[str, str], str] = {}
@@ -71,6 +75,46 @@ def test_at_most_four_imports_run_upward_each_justified():
             up[(file, target)] = where
     assert set(up) <= set(UPWARD), {k: v for k, v in up.items() if k not in UPWARD}
     assert len(UPWARD) <= 4
+
+
+def cross_pipeline_imports(pipelines_dir: Path) -> list[str]:
+    """'file:line imports pipelines.<b>' for every import in pipelines/<a>/ of another pipeline's code."""
+    found = []
+    for path in sorted(pipelines_dir.rglob("*.py")):
+        rel = path.relative_to(pipelines_dir)
+        if len(rel.parts) < 2:
+            continue
+        own = rel.parts[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                targets = [node.module] if node.module != "nliforge.pipelines" else \
+                    [f"nliforge.pipelines.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            for target in targets:
+                parts = target.split(".")
+                if parts[:2] == ["nliforge", "pipelines"] and len(parts) > 2 and parts[2] != own:
+                    found.append(f"pipelines/{rel}:{node.lineno} imports pipelines.{parts[2]}")
+    return found
+
+
+def test_no_pipeline_imports_another_pipeline():
+    assert cross_pipeline_imports(SRC / "pipelines") == []
+
+
+def test_a_pipeline_importing_another_is_caught(tmp_path):
+    """The check above sees all three spellings of such an import, and allows a pipeline its own modules."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "stages.py").write_text(
+        "from nliforge.pipelines.a.parse import x\n"
+        "from nliforge.pipelines.b.prompts import prompt_hash\n"
+        "import nliforge.pipelines.c.pipeline\n"
+        "def f():\n    from nliforge.pipelines import d\n", encoding="utf-8")
+    assert cross_pipeline_imports(tmp_path) == ["pipelines/a/stages.py:2 imports pipelines.b",
+                                                "pipelines/a/stages.py:3 imports pipelines.c",
+                                                "pipelines/a/stages.py:5 imports pipelines.d"]
 
 
 def test_product_code_never_imports_the_test_helpers():

@@ -44,7 +44,7 @@ def md5_b64(path: Path) -> str:
 @pytest.fixture(scope="module")
 def train_run(tmp_path_factory, world_cache):
     """One offline training run, as job 0 of a sweep folder (the group is set the way a multirun sets it)."""
-    from nliforge.training import train
+    from nliforge.train import train
 
     tmp = tmp_path_factory.mktemp("wandb_train")
     out = tmp / SWEEP / "0"

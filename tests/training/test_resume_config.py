@@ -12,7 +12,7 @@ from omegaconf import open_dict
 from conftest import SMALL_WORLD, compose_config
 from nliforge.errors import NLIDataError
 from nliforge.models.resume import check_resume_config
-from nliforge.training import train
+from nliforge.train import train
 from nliforge.utils.run import prepare_output_dir
 
 

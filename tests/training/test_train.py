@@ -10,7 +10,7 @@ from omegaconf import open_dict
 from nliforge.data import NLIDataError, Record, write_jsonl
 from nliforge.data.training_set import build_training_set
 from nliforge.evaluate import evaluate
-from nliforge.training import train
+from nliforge.train import train
 
 from conftest import SMALL_WORLD, compose_config
 

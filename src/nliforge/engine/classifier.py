@@ -30,7 +30,7 @@ def derived_config(cfg: DictConfig) -> DictConfig:
 
 def train_classifier(cfg: DictConfig, out_dir: Path) -> Path:
     """Train the classifier the generate config describes (its data/model/trainer groups) into out_dir."""
-    from nliforge.training import train
+    from nliforge.train import train
 
     sub = derived_config(cfg)
     with open_dict(sub):

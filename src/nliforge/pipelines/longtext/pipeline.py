@@ -29,9 +29,9 @@ from nliforge.generation.answer import answer_requests, plain, sampling_from
 from nliforge.pipelines.longtext.stand_in import use_generator
 from nliforge.pipelines.longtext.prompts import (LABEL_TERMS, LABELS, longtext_messages, longtext_prompt,
                                                   read_statements)
-from nliforge.pipelines.wanli.prompts import prompt_hash
 from nliforge.generation.types import Failure, GenerationRequest
 from nliforge.engine.shared_stages import CACHE_FILE, PROMPT_FIELDS, merge_ledger, request_seed
+from nliforge.engine.rows import prompt_hash
 from nliforge.engine.stages import RECORD_FIELDS, PipelineSpec, StageContext, StageOutput, stage
 from nliforge.utils.atomic import atomic_write_text
 
@@ -105,7 +105,8 @@ def _requests(prompts: list[dict], gen: Mapping, ctx: StageContext) -> list[Gene
                               seed=request_seed(seed, f"{p['prompt_hash']}:{name}", 0)) for p in prompts]
 
 
-@stage("longtext_generate", inputs=("longtext_prompts",), reads=PROMPT_FIELDS, writes=ANSWER_ROW)
+@stage("longtext_generate", inputs=("longtext_prompts",), reads=PROMPT_FIELDS, writes=ANSWER_ROW,
+       generators=("pipeline.generators",))
 def longtext_generate_stage(ctx: StageContext) -> StageOutput:
     """Every prompt through every generator; answers are cached as they arrive (resume = no resend)."""
     from nliforge.pipelines.longtext.stand_in import longtext_responder
@@ -164,7 +165,7 @@ def validated_counts(generated: list[dict], validated: list[Record]) -> dict[str
 
 
 @stage("rubric", inputs=("longtext_generate", "longtext_validate"), reads=("generator", *RECORD_FIELDS),
-       writes=RECORD_FIELDS)
+       writes=RECORD_FIELDS, generators=("pipeline.rubric.judge",))
 def rubric_stage(ctx: StageContext) -> StageOutput:
     """The LLM judge's 1-10 rubric scores per record (in meta.rubric), rubric_judgements.jsonl, and the
     per-model summary (rubric.md, rubric.png) in the run folder."""
@@ -262,7 +263,7 @@ def explain_stage(ctx: StageContext) -> StageOutput:
     Rows: one per rendered example (uid, labels, prediction, file paths relative to the run folder)."""
     from nliforge.analysis.attribution_render import render_attributions
     from nliforge.data.jsonl import write_jsonl
-    from nliforge.training import train
+    from nliforge.train import train
 
     s = ctx.settings
     max_length, long_inputs = int(s.get("max_length", 512)), str(s.get("long_inputs", "truncate"))
