@@ -1,7 +1,8 @@
-"""Imports run down the floors of the package (docs/code-layout.md): the error type on the ground floor, then the
-shared utilities, data, the synthetic world, the generation runtime, models, cartography, generic filters,
-evaluation and analysis, tracking, training (train.py: nliforge-train, whose train(cfg) the pipelines' classifier
-stages call), the pipelines' shared core (engine), the papers' pipelines, review, publishing and serving, and the entry points on top. Checked by reading the source with `ast`
+"""Imports run down the floors of the package (docs/code-layout.md): the error type on the ground floor,
+then the shared utilities, data, the synthetic world, the generation runtime, models, cartography, generic
+filters, evaluation and analysis, tracking, training (train.py: nliforge-train, whose train(cfg) the
+pipelines' classifier stages call), the pipelines' shared core (engine), the papers' pipelines, review,
+publishing and serving, and the other entry points on top. Checked by reading the source with `ast`
 (nothing is imported), at the level of the package's folders and top-level modules.
 
 Two rules: no two folders import each other, and at most 4 imports run from a lower floor to a higher
