@@ -35,7 +35,7 @@ from common import wait_until_idle, write_summary  # noqa: E402
 
 from nliforge.data.labels import LABELS  # noqa: E402
 from nliforge.filtering.features import FeatureSpace, example_features  # noqa: E402
-from nliforge.pipelines.zfilter.zfilter import _reference_biased, z_filter, z_filter_reference  # noqa: E402
+from nliforge.filtering.zfilter import _reference_biased, z_filter, z_filter_reference  # noqa: E402
 from nliforge.world import WorldConfig, generate_split  # noqa: E402
 
 

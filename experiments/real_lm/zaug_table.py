@@ -25,7 +25,7 @@ from nliforge.evaluation.differences import seed_difference
 from nliforge.data.records import Record
 from nliforge.engine.classifier import ClassifierRun
 from nliforge.engine.run_folder import RunFolder
-from nliforge.pipelines.zaug.recipes import feature_standing
+from nliforge.filtering.zreport import feature_standing
 from nliforge.world.artifacts import ARTIFACTS, measure_artifact
 
 GENERATORS = {"scratch": "tiny GPT-2 from scratch", "smollm2": "SmolLM2-135M-Instruct fine-tuned",

@@ -23,7 +23,8 @@ from nliforge.filtering.features import FeatureSpace
 from nliforge.filtering.zstats import dataset_biased, feature_label_counts, label_ids, z_scores
 from nliforge.engine.classifier import ClassifierRun
 from nliforge.engine.run_folder import RunFolder
-from nliforge.pipelines.zaug.recipes import RECIPES, biased_report, run_recipe
+from nliforge.filtering.zfilter import RECIPES, run_recipe
+from nliforge.filtering.zreport import biased_report
 from nliforge.world.artifacts import ARTIFACTS, measure_artifact
 
 K, VARIANT = 20, "ul"

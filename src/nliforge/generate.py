@@ -11,7 +11,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from nliforge.errors import NLIDataError
 from nliforge.generation.types import GenerationError
-from nliforge.engine.execute import check_stage_list, run_stages, summary_table
+from nliforge.engine.execute import check_run, dry_run, run_stages, summary_table
 from nliforge.engine.input_set import check_input
 from nliforge.engine.registry import pipeline_conf_dirs
 from nliforge.engine.run_folder import RunFolder
@@ -40,7 +40,8 @@ def generate(cfg: DictConfig) -> dict:
     non-side stage; return the manifest."""
     cfg = final_config(cfg)
     configure_process(cfg)                                # thread pools, progress lines
-    stages = check_stage_list(list(cfg.pipeline.stages), str(cfg.pipeline.name))  # before the folder gets a file
+    dry = bool(cfg.get("dry_run"))                        # print the first prompts, call no LLM
+    stages = check_run(cfg, dry_run=dry)                  # stages, fields, generator slots: before the folder exists
     if (cfg.get("register") or {}).get("name"):
         from nliforge.review.reviewed_set import check_train_set_name
 
@@ -50,6 +51,8 @@ def generate(cfg: DictConfig) -> dict:
     folder = RunFolder(cfg.paths.output_dir)
     folder.bind_config(cfg)
     folder.update_manifest(pipeline=str(cfg.pipeline.name), stage_order=list(cfg.pipeline.stages))
+    if dry:
+        return dry_run(cfg, folder, stages)
     manifest = run_stages(cfg, folder)
     data_stages = [st.name for st in stages if not st.side] or [stages[-1].name]
     last = data_stages[-1]                               # side stages (explain) report, they make no dataset

@@ -271,7 +271,7 @@ def test_fetch_downloads_checks_the_hash_and_leaves_nothing_when_it_differs(tmp_
 
 
 def test_nliforge_data_cli_lists_and_refuses_unknown_sets(tmp_path, monkeypatch, capsys):
-    from nliforge.data_cli import main
+    from nliforge.data.cli import main
 
     monkeypatch.setenv("NLIFORGE_DATA_DIR", str(tmp_path))
     with pytest.raises(SystemExit) as done:

@@ -15,7 +15,7 @@ from conftest import compose_config
 from nliforge.errors import NLIDataError
 from nliforge.data.jsonl import read_jsonl, write_jsonl
 from nliforge.data.records import Record
-from nliforge.pipelines.zfilter.zfilter import z_filter
+from nliforge.filtering.zfilter import z_filter
 from nliforge.generate import generate
 
 LABELS = ("entailment", "neutral", "contradiction")

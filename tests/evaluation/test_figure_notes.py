@@ -13,7 +13,7 @@ from conftest import CONF_DIR
 from nliforge.cartography.plot import plot_data_map, region_label_positions
 from nliforge.data.records import Record
 from nliforge.engine.stand_in import STAND_IN_FIGURE_NOTE, stand_in_note
-from nliforge.pipelines.zaug.recipes import write_bias_plots
+from nliforge.filtering.zreport import write_bias_plots
 
 
 def _frame() -> pd.DataFrame:

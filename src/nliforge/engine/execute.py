@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from omegaconf import DictConfig
 
+from nliforge.engine.dry_run import first_generator_stage, render_prompts
 from nliforge.engine.registry import load_pipeline
 from nliforge.engine.run_folder import RunFolder
 from nliforge.engine.stages import Stage, StageContext
@@ -17,18 +18,29 @@ from nliforge.engine.stages import Stage, StageContext
 log = logging.getLogger("nliforge.generate")
 
 
-def check_stage_list(names: Sequence[str], pipeline: str) -> list[Stage]:
-    """The Stage objects for `pipeline.stages`, in order, from the registered pipeline `pipeline`
-    (nliforge.engine.registry): an unknown stage, or one reading a field no stage before it writes,
-    fails here with the pipeline's valid stages or the missing fields."""
-    return load_pipeline(pipeline).resolve(names)
+def check_run(cfg: DictConfig, dry_run: bool = False) -> list[Stage]:
+    """Everything about a resolved run config that can fail before the run folder exists: its stage list
+    (fields, with `messages` for a chat generator) and every generator slot its stages call (a dry run
+    calls none: it needs a stage that sends prompts instead)."""
+    from nliforge.engine.stand_in import check_generator_slots
+
+    spec = load_pipeline(str(cfg.pipeline.name))
+    stages = spec.resolve(list(cfg.pipeline.stages), chat=bool(cfg.generator.get("chat", False)))
+    if dry_run:
+        first_generator_stage(spec.name, stages)
+    else:
+        check_generator_slots(cfg, spec.slots_of(stages))
+    return stages
 
 
-def run_stages(cfg: DictConfig, folder: RunFolder) -> dict:
-    """Run (or skip, when current) each configured stage; returns the final manifest."""
+def run_stages(cfg: DictConfig, folder: RunFolder, until: str | None = None) -> dict:
+    """Run (or skip, when current) each configured stage, or those before the stage `until`; returns the
+    manifest."""
     names = list(cfg.pipeline.stages)
-    stages = check_stage_list(names, str(cfg.pipeline.name))
+    stages = check_run(cfg, dry_run=until is not None)
     for st in stages:
+        if st.name == until:
+            break
         inputs = [name for name in st.inputs if name in names]   # an optional input this pipeline lacks is none
         if not st.rerun and folder.is_current(st.name, inputs):
             entry = folder.stage_entry(st.name)
@@ -42,6 +54,18 @@ def run_stages(cfg: DictConfig, folder: RunFolder) -> dict:
         log.info("stage %-11s %d -> %d  drops %s", st.name, entry["count_in"], entry["count_out"],
                  format_drops(entry["drops"]))
     return folder.manifest()
+
+
+def dry_run(cfg: DictConfig, folder: RunFolder, stages: list[Stage]) -> dict:
+    """Run the stages before the run's first generator stage and print its first prompts (nothing is sent);
+    returns the manifest."""
+    target = first_generator_stage(str(cfg.pipeline.name), stages)
+    manifest = run_stages(cfg, folder, until=target.name)
+    rows = folder.read_rows(target.inputs[0])
+    print(render_prompts(rows, bool(cfg.generator.get("chat", False))), end="", flush=True)
+    log.info("dry run: %d prompts from stage %s, none sent (the same command without dry_run sends them)",
+             len(rows), target.inputs[0])
+    return manifest
 
 
 def format_drops(drops: Mapping[str, int], limit: int = 8) -> str:

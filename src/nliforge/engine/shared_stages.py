@@ -11,10 +11,11 @@ from omegaconf import DictConfig, OmegaConf
 from nliforge.errors import NLIDataError
 from nliforge.generation.types import Failure, GenerationRequest, Sampling
 from nliforge.engine.classifier import ClassifierRun, train_classifier
-from nliforge.engine.stages import StageContext, StageOutput, stage
+from nliforge.engine.stages import Stage, StageContext, StageOutput, stage
 
 CACHE_FILE = "llm_cache.sqlite"
 PROMPT_FIELDS = ("uid", "prompt", "prompt_hash")   # what `generate_from` reads of a prompt row
+CHAT_FIELDS = ("messages",)                        # and, for a chat generator (`generator.chat: true`)
 GENERATED_FIELDS = ("uid", "prompt_uid", "sample", "text", "finish_reason")   # and writes per sample
 
 
@@ -85,10 +86,20 @@ def build_requests(prompts: list[dict], settings: DictConfig, chat: bool, run_se
     return requests
 
 
-@stage("generate", inputs=("prompts",), reads=PROMPT_FIELDS, writes=GENERATED_FIELDS)
-def generate_stage(ctx: StageContext) -> StageOutput:
-    """Sample completions for every prompt; answers are cached as they arrive (resume = no resend)."""
-    return generate_from(ctx, "prompts")
+def generate_stage_for(source: str = "prompts", name: str = "generate") -> Stage:
+    """The shared generation stage `name` over the prompt rows of the stage `source`: it reads `uid`,
+    `prompt`, `prompt_hash` (and `messages` with a chat generator; `suffix` if present) and writes one row
+    per sample (GENERATED_FIELDS), calling the run's `generator`; answers are cached as they arrive
+    (resume = no resend). The fields and the slot are declared, so both are checked before the run."""
+    def run(ctx: StageContext) -> StageOutput:
+        return generate_from(ctx, source)
+
+    run.__qualname__ = f"generate_stage_for({source!r})"
+    return stage(name, inputs=(source,), reads=PROMPT_FIELDS, writes=GENERATED_FIELDS, chat_reads=CHAT_FIELDS,
+                 generators=("generator",))(run)
+
+
+generate_stage = generate_stage_for("prompts")   # `generate` over a stage named `prompts` (WANLI)
 
 
 def merge_ledger(ctx: StageContext, entries: dict[str, dict], **fields) -> None:

@@ -51,8 +51,9 @@ class StageContext:
 @dataclass(frozen=True)
 class Stage:
     """A declared stage; calling it runs it. `inputs`: the stages whose outputs it may read (those the
-    run's list holds count for resuming); `reads`: the row fields it needs from earlier stages' rows;
-    `writes`: the fields of its own rows."""
+    run's list holds count for resuming); `reads`: the row fields it needs from earlier stages' rows
+    (`chat_reads`: and those it needs when the generator is a chat model); `writes`: the fields of its own
+    rows; `generators`: the config keys of the generator nodes it calls."""
 
     name: str
     inputs: tuple[str, ...]
@@ -61,6 +62,8 @@ class Stage:
     rerun: bool = False  # run on every start (a cheap loading stage: a changed file reaches the stages after it)
     reads: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
+    chat_reads: tuple[str, ...] = ()   # fields it reads as well when the run's generator is a chat model
+    generators: tuple[str, ...] = ()   # config keys of the generator nodes it calls (checked before the run)
 
     def __call__(self, ctx: StageContext) -> StageOutput:
         return self.run(ctx)
@@ -71,12 +74,14 @@ class Stage:
 
 
 def stage(name: str, inputs: Sequence[str] = (), side: bool = False, rerun: bool = False,
-          reads: Sequence[str] = (), writes: Sequence[str] = ()) -> Callable[[Callable], Stage]:
+          reads: Sequence[str] = (), writes: Sequence[str] = (), chat_reads: Sequence[str] = (),
+          generators: Sequence[str] = ()) -> Callable[[Callable], Stage]:
     """Declare a stage function as the Stage `name` (a pipeline lists it in its PipelineSpec). A `side`
     stage writes a report (files, one row per item); the final dataset comes from the last other stage.
-    A `rerun` stage is never skipped. `reads`/`writes`: see Stage."""
+    A `rerun` stage is never skipped. `reads`/`writes`/`chat_reads`/`generators`: see Stage."""
     def declare(fn: Callable[[StageContext], StageOutput]) -> Stage:
-        return Stage(name, tuple(inputs), fn, side, rerun, tuple(reads), tuple(writes))
+        return Stage(name, tuple(inputs), fn, side, rerun, tuple(reads), tuple(writes), tuple(chat_reads),
+                     tuple(generators))
     return declare
 
 
@@ -117,25 +122,34 @@ class PipelineSpec:
     def table(self) -> dict[str, Stage]:
         return {st.name: st for st in (*self.stages, *self.optional)}
 
-    def resolve(self, names: Sequence[str]) -> list[Stage]:
+    def resolve(self, names: Sequence[str], chat: bool = False) -> list[Stage]:
         """The Stage objects of a run's `pipeline.stages`, in order: an unknown name, or a stage reading a
-        field no stage before it writes, fails here, before anything runs."""
+        field no stage before it writes (with a chat generator, its `chat_reads` too), fails here, before
+        anything runs."""
         table = self.table()
         unknown = [n for n in names if n not in table]
         if unknown:
             raise NLIDataError(f"pipeline.stages: unknown stage(s) {unknown} for pipeline {self.name!r}; "
                                f"valid: {', '.join(table)}")
         stages = [table[n] for n in names]
-        check_fields(self.name, stages)
+        check_fields(self.name, stages, chat)
         return stages
 
+    def slots_of(self, stages: Sequence[Stage]) -> list[str]:
+        """The generator slots a run of `stages` calls: those its stages declare, and every slot of the
+        pipeline that none of its stages claims (a pipeline that declares its slots only here)."""
+        claimed = {slot for st in self.table().values() for slot in st.generators}
+        used = [slot for st in stages for slot in st.generators]
+        return list(dict.fromkeys([*used, *(s for s in self.generator_slots if s not in claimed)]))
 
-def check_fields(pipeline: str, stages: Sequence[Stage]) -> None:
+
+def check_fields(pipeline: str, stages: Sequence[Stage], chat: bool = False) -> None:
     """Every field a stage reads is written by a stage before it (the `input` stage writes the records'
-    fields), else one error naming the pipeline, the stage and the fields."""
+    fields; with `chat`, the stages' `chat_reads` count too), else one error naming the pipeline, the
+    stage and the fields."""
     written: set[str] = set()
     for st in stages:
-        missing = [f for f in st.reads if f not in written]
+        missing = [f for f in (*st.reads, *(st.chat_reads if chat else ())) if f not in written]
         if missing:
             raise NLIDataError(f"pipeline {pipeline!r}: stage {st.name!r} reads {', '.join(missing)}, which no "
                                f"stage before it writes (pipeline.stages: {', '.join(s.name for s in stages)})")

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import copy
 import logging
+from collections.abc import Sequence
 
-from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
+
+from nliforge.errors import NLIDataError
 
 log = logging.getLogger("nliforge.generate")
 
@@ -64,3 +67,20 @@ def _replace_pipeline_llms(cfg: DictConfig) -> None:
     hook = load_pipeline(str(cfg.pipeline.name)).use_generator
     if hook is not None:
         hook(cfg)
+
+
+def check_generator_slots(cfg: DictConfig, slots: Sequence[str]) -> None:
+    """Every generator slot a run's stages call holds a node, and none the `stand_in` placeholder (no
+    generator chosen and no demo's stand-in): checked on the resolved config, before the run folder exists,
+    so a run does not stop at its first LLM call after the earlier stages have written their outputs."""
+    from nliforge.generation.backends import no_generator_chosen
+
+    for slot in slots:
+        node = OmegaConf.select(cfg, slot)
+        if node is None:
+            raise NLIDataError(f"{slot}: not set; pipeline {cfg.pipeline.name!r} calls a generator there "
+                               "(give a generator node, or generator=<name>)")
+        nodes = list(node) if isinstance(node, ListConfig) else [node]
+        for i, one in enumerate(nodes):
+            if isinstance(one, DictConfig) and str(one.get("kind")) == STAND_IN:
+                raise NLIDataError(no_generator_chosen(f"{slot}[{i}]" if isinstance(node, ListConfig) else slot))

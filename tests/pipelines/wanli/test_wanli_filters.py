@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from nliforge.errors import NLIDataError
+from nliforge.engine.rows import clean_text
 from nliforge.pipelines.wanli.heuristics import (
-    apply_heuristics, clean_text, copies_example, filter_pairs, identical, instruction_phrase, too_short,
+    apply_heuristics, copies_example, filter_pairs, identical, instruction_phrase, too_short,
 )
 from nliforge.filtering.variability import balanced_quota, select_balanced_top, select_by_max_variability
 

@@ -82,7 +82,7 @@ def test_rerun_trains_and_samples_nothing_new(zaug_run, world_cache, classifier_
 
 
 def test_unknown_recipe_is_refused(tmp_path, world_cache, classifier_run_dir):
-    from nliforge.pipelines.zaug.recipes import run_recipe
+    from nliforge.filtering.zfilter import run_recipe
 
     with pytest.raises(NLIDataError, match="recipe='nope'"):
         run_recipe("nope", [], [])
@@ -116,7 +116,7 @@ def test_debias_stage_fine_tunes_g_into_g_star(tmp_path, world_cache, classifier
     from; 'mle' passes through. G* gives the biased tokens of Z⁻ instances lower probability than G."""
     from dataclasses import replace
 
-    from nliforge.pipelines.zfilter.zfilter import z_filter
+    from nliforge.filtering.zfilter import z_filter
     from nliforge.models.causal_lm import META_NAME
     from nliforge.models.generator_train import BIASED_META_KEY, train_generator
 

@@ -8,9 +8,9 @@ import pytest
 from nliforge.errors import NLIDataError
 from nliforge.data.records import Record
 from nliforge.filtering.features import example_features
-from nliforge.pipelines.zfilter.zfilter import z_filter, z_filter_reference
+from nliforge.filtering.zfilter import z_filter, z_filter_reference
 from nliforge.filtering.zstats import dataset_biased
-from nliforge.pipelines.zaug.recipes import run_recipe
+from nliforge.filtering.zfilter import run_recipe
 from nliforge.world import WorldConfig, generate_split, measure_artifact
 
 
@@ -153,7 +153,7 @@ def test_bonferroni_threshold_matches_the_normal_table():
 def test_report_says_the_planted_artifacts_stop_being_significant(world):
     """Before filtering the three artifacts are far above the Bonferroni bar; after Algorithm 1 with
     batch 100 their z falls below it (they may still rank high: the top-k is equalised, not emptied)."""
-    from nliforge.pipelines.zaug.recipes import biased_report, render_markdown
+    from nliforge.filtering.zreport import biased_report, render_markdown
 
     res = z_filter(world, batch_size=100, k=20)
     report = biased_report(world, [], res.dataset, top=5, k=20, recipe="par_z")
@@ -169,7 +169,7 @@ def test_report_says_the_planted_artifacts_stop_being_significant(world):
 
 
 def test_bias_plots_are_written_per_label(world, tmp_path):
-    from nliforge.pipelines.zaug.recipes import write_bias_plots
+    from nliforge.filtering.zreport import write_bias_plots
 
     res = z_filter(world, batch_size=100, k=20)
     paths = write_bias_plots(world, res.dataset, tmp_path / "plots")
@@ -182,7 +182,7 @@ def test_bias_plots_are_written_per_label(world, tmp_path):
 def test_feature_standing_hand_computed():
     """z of a feature seen twice, both times with its label: (1 - 1/3) / sqrt((2/9) / 2) = 2.0; a
     feature seen once with each of two labels: (1/2 - 1/3) / sqrt((2/9) / 2) = 0.5."""
-    from nliforge.pipelines.zaug.recipes import feature_standing
+    from nliforge.filtering.zreport import feature_standing
 
     recs = [Record("r1", "a b", "x not", "contradiction"), Record("r2", "a b", "y not", "contradiction"),
             Record("r3", "a b", "x", "entailment"), Record("r4", "c d", "zz", "neutral")]
@@ -197,7 +197,7 @@ def test_feature_standing_hand_computed():
 
 def test_report_follows_d0_biases_into_the_generated_samples():
     """`not@hypothesis`: in D0 2 of 2 contradiction; among the samples 1 of 3; above τ 1 of 1."""
-    from nliforge.pipelines.zaug.recipes import biased_report, render_markdown
+    from nliforge.filtering.zreport import biased_report, render_markdown
 
     d0 = [Record("r1", "a b", "x not", "contradiction"), Record("r2", "a b", "y not", "contradiction"),
           Record("r3", "a b", "x", "entailment"), Record("r4", "c d", "zz", "neutral")]

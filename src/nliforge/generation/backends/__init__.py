@@ -20,13 +20,18 @@ def supports_suffix(cfg: Mapping[str, Any]) -> bool:
     return cfg.get("kind") in SUFFIX_KINDS and cfg.get("suffix", True) is not False
 
 
+def no_generator_chosen(key: str = "generator") -> str:
+    """The message for a generator node `key` still holding the `stand_in` placeholder."""
+    return (f"no generator chosen ({key}=stand_in) and this run has no stand-in (only the demos have one): "
+            "choose one, e.g. generator=smollm2 (SmolLM2 in process, offline), generator=vllm (a server from "
+            "`nliforge-vllm start`) or generator=openai_completions")
+
+
 def build_backend(cfg: Mapping[str, Any]):
     """The backend a `generator` node describes (its `kind` picks the class)."""
     kind = cfg.get("kind")
     if kind == "stand_in":
-        raise NLIDataError("no generator chosen (generator=stand_in) and this run has no stand-in (only the demos "
-                           "have one): choose one, e.g. generator=smollm2 (SmolLM2 in process, offline), "
-                           "generator=vllm (a server from `nliforge-vllm start`) or generator=openai_completions")
+        raise NLIDataError(no_generator_chosen())
     if kind not in KINDS:
         raise NLIDataError(f"generator.kind={kind!r}; valid: {', '.join(KINDS)}")
     if not cfg.get("model"):

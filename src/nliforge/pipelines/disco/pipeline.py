@@ -16,8 +16,8 @@ from nliforge.data.records import Record
 from nliforge.pipelines.disco.augment import augment_stage
 from nliforge.pipelines.disco.report import disco_report_stage
 from nliforge.engine.input_set import input_stage
-from nliforge.engine.shared_stages import (GENERATED_FIELDS, PROMPT_FIELDS, classifier_run, classifier_stage,
-                                             generate_from, generator_lm_stage)
+from nliforge.engine.shared_stages import (GENERATED_FIELDS, classifier_run, classifier_stage, generate_stage_for,
+                                             generator_lm_stage)
 from nliforge.pipelines.disco.stand_in import stand_in_documents
 from nliforge.engine.stages import RECORD_FIELDS, PipelineSpec, StageContext, StageOutput, stage
 
@@ -106,7 +106,7 @@ def source_stage(ctx: StageContext) -> StageOutput:
     or (`set`) all pairs of a named eval set, for a held-out counterfactual test set; or (`input=`) all
     labeled pairs of the input, e.g. a reviewed WANLI set."""
     from nliforge.cartography.seeds import select_seeds
-    from nliforge.pipelines.wanli.pipeline import over_cap
+    from nliforge.engine.rows import over_cap
 
     s = ctx.settings
     run = classifier_run(ctx.cfg)
@@ -179,10 +179,7 @@ def prompts_stage(ctx: StageContext) -> StageOutput:
     return StageOutput(rows, count_in=len(spans), extra=extra)
 
 
-@stage("disco_generate", inputs=("disco_prompts",), reads=PROMPT_FIELDS, writes=GENERATED_FIELDS)
-def generate_stage(ctx: StageContext) -> StageOutput:
-    """Sample phrases for every DISCO prompt through the shared runner and cache."""
-    return generate_from(ctx, "disco_prompts")
+generate_stage = generate_stage_for("disco_prompts", name="disco_generate")   # phrases for every DISCO prompt
 
 
 @stage("splice", inputs=("disco_prompts", "disco_generate"), writes=RECORD_FIELDS,

@@ -82,7 +82,7 @@ def chat_messages(prompt: str) -> tuple[dict[str, str], ...]:
 
 def prompt_hash(prompt: str, suffix: str | None = None) -> str:
     """A short stable id of what is sent (prompt and suffix)."""
-    from nliforge.pipelines.wanli.prompts import prompt_hash as text_hash
+    from nliforge.engine.rows import prompt_hash as text_hash
 
     return text_hash(prompt if suffix is None else f"{prompt}\x00{suffix}")
 

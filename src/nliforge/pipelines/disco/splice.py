@@ -12,7 +12,7 @@ character offsets, and the offsets are checked against the span's text first.
 
 from __future__ import annotations
 
-from nliforge.pipelines.wanli.heuristics import clean_text
+from nliforge.engine.rows import clean_text
 from nliforge.pipelines.disco.chunker import Span
 
 MASK = "[blank]"
@@ -77,8 +77,8 @@ def clean_filler(completion: str, *, sentence_final: bool = False) -> str | None
     """The filler in a raw completion, or None if nothing is left.
 
     Steps: take the first non-blank line (completions often start with a newline); strip
-    whitespace and wrapping or stray edge quotes/brackets (``clean_text`` of the WANLI
-    heuristics); then, unless `sentence_final`, drop trailing periods, because a span that does
+    whitespace and wrapping or stray edge quotes/brackets (``nliforge.engine.rows.clean_text``,
+    as WANLI's heuristics do); then, unless `sentence_final`, drop trailing periods, because a span that does
     not end its sentence must not end in one (the model often closes a sentence anyway). Pass
     ``sentence_final=True`` when nothing but whitespace follows the span (``prefix_suffix`` gives
     an empty suffix); chunker spans never include the sentence's own final period, which stays in

@@ -11,9 +11,9 @@ from typing import Any
 from omegaconf import DictConfig
 
 from nliforge.errors import NLIDataError
+from nliforge.data.labels import LABELS
 from nliforge.data.records import Record
 from nliforge.generation.stand_in.responders import input_text, seeded_rng
-from nliforge.pipelines.wanli.prompts import LABEL_WORDS
 
 
 def fill_in_documents(records: Sequence[Record], n_documents: int, chunker: str = "function_words",
@@ -41,7 +41,7 @@ def fill_in_documents(records: Sequence[Record], n_documents: int, chunker: str 
     for _ in range(n_documents):
         rec, spans = usable[rng.randrange(len(usable))]
         span = spans[rng.randrange(len(spans))]
-        target = rec.label if labels else rng.choice(sorted(LABEL_WORDS))
+        target = rec.label if labels else rng.choice(sorted(LABELS))
         docs.append(masked_prompt(masked(rec.premise, span, MASK), rec.hypothesis, target) + f" {span.text}\n")
     return docs
 

@@ -13,7 +13,7 @@ names the drop, and the names are stable because the manifest counts them:
   normalised as for ``identical`` (the original compared exact stripped strings, which misses
   copies that differ only in case or punctuation).
 
-Kept pairs are then cleaned of stray surrounding quotes and brackets (:func:`clean_text`).
+Kept pairs are then cleaned of stray surrounding quotes and brackets (`nliforge.engine.rows.clean_text`).
 """
 
 from __future__ import annotations
@@ -23,14 +23,13 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from nliforge.engine.rows import clean_text
+
 MIN_CHARS = 5
 INSTRUCTION_PHRASES: tuple[str, ...] = ("pair of sentences", "previous examples", "same relationship as")
 RULES: tuple[str, ...] = ("too_short", "identical", "instruction_phrase", "copies_example")
 
 _PUNCT = re.compile(r"[^\w\s]|_")
-# Symmetric quotes, and opening -> closing brackets (curly quotes behave as brackets).
-_QUOTES = ('"', "'", "`")
-_BRACKETS = {"(": ")", "[": "]", "{": "}", "“": "”", "‘": "’", "«": "»"}
 
 
 def normalise(text: str) -> str:
@@ -72,67 +71,6 @@ def apply_heuristics(premise: str, hypothesis: str, in_context: Sequence[tuple[s
     if copies_example(premise, hypothesis, in_context):
         return "copies_example"
     return None
-
-
-def _closing_index(text: str, opener: str, closer: str) -> int:
-    """Index of the bracket closing the one at text[0], or -1 if it is never closed."""
-    depth = 0
-    for i, ch in enumerate(text):
-        if ch == opener:
-            depth += 1
-        elif ch == closer:
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
-
-
-def _quote_count(text: str, quote: str) -> int:
-    """Occurrences of `quote`, not counting apostrophes inside words (don't, it's)."""
-    if quote != "'":
-        return text.count(quote)
-    return sum(1 for i, ch in enumerate(text) if ch == "'"
-               and not (0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum()))
-
-
-def _strip_once(text: str) -> str:
-    """Remove one layer of wrapping or one unmatched edge quote/bracket; unchanged if none."""
-    if len(text) < 2:
-        return text.strip("".join(_QUOTES) + "".join(_BRACKETS) + "".join(_BRACKETS.values()))
-    first, last = text[0], text[-1]
-    for q in _QUOTES:
-        n = _quote_count(text, q)
-        if first == last == q and n == 2:
-            return text[1:-1]
-        if first == q and n % 2 == 1:
-            return text[1:]
-        if last == q and q != "'" and n % 2 == 1:   # a trailing ' may be a possessive
-            return text[:-1]
-    for opener, closer in _BRACKETS.items():
-        if first == opener:
-            end = _closing_index(text, opener, closer)
-            if end == len(text) - 1:
-                return text[1:-1]
-            if end == -1:
-                return text[1:]
-        if last == closer and closer != "’" and _closing_index(text[::-1], closer, opener) == -1:
-            return text[:-1]
-    return text
-
-
-def clean_text(text: str) -> str:
-    """Strip whitespace and stray surrounding quotes/brackets: `"A man."`, `(A man.)`, `"A man.`.
-
-    Wrapping quotes are removed only when they are the only ones (`"A" and "B"` stays), wrapping
-    brackets only when the first closes at the last (`(a) and (b)` stays), and an edge quote or
-    bracket only when it is unmatched. Repeats until nothing changes.
-    """
-    text = text.strip()
-    while True:
-        new = _strip_once(text).strip()
-        if new == text:
-            return text
-        text = new
 
 
 @dataclass

@@ -4,7 +4,6 @@ prompts, parsing, heuristic filters and the estimated-max-variability selection.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -15,6 +14,7 @@ from nliforge.data.records import Record
 from nliforge.engine.shared_stages import (GENERATED_FIELDS, classifier_run, classifier_stage, generate_stage,
                                              generator_lm_stage)
 from nliforge.pipelines.wanli.stand_in import stand_in_documents
+from nliforge.engine.rows import over_cap, prompt_hash
 from nliforge.engine.stages import RECORD_FIELDS, PipelineSpec, StageContext, StageOutput, stage
 
 PAIR = ("uid", "premise", "hypothesis", "meta")   # what the filters read of a generated record
@@ -65,18 +65,6 @@ def seeds_stage(ctx: StageContext) -> StageOutput:
     return StageOutput(rows, drops, count_in=n_in)
 
 
-def over_cap(chosen: set[str], by_uid: Mapping[str, Record], cap, seed: int) -> set[str]:
-    """Seeds beyond `max_per_label` (a seeded sample is kept per label), for small runs."""
-    if cap is None:
-        return set()
-    rng, over = random.Random(seed), set()
-    for label in ("entailment", "neutral", "contradiction"):
-        uids = sorted(u for u in chosen if by_uid[u].label == label)
-        if len(uids) > int(cap):
-            over |= set(uids) - set(rng.sample(uids, int(cap)))
-    return over
-
-
 @stage("exemplars", inputs=("classifier", "seeds"), reads=("uid",),
        writes=("uid", "label", "group_uids", "examples", "similarities"))
 def exemplars_stage(ctx: StageContext) -> StageOutput:
@@ -112,7 +100,7 @@ def exemplars_stage(ctx: StageContext) -> StageOutput:
        writes=("uid", "label", "prompt", "prompt_hash", "messages", "seed_uid", "neighbour_uids", "examples"))
 def prompts_stage(ctx: StageContext) -> StageOutput:
     """The Fig. 2 prompt per group (and its chat variant, used when generator.chat is true)."""
-    from nliforge.pipelines.wanli.prompts import prompt_hash, wanli_chat_messages, wanli_prompt
+    from nliforge.pipelines.wanli.prompts import wanli_chat_messages, wanli_prompt
 
     rows = []
     for g in ctx.rows("exemplars"):

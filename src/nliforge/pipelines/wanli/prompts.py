@@ -7,7 +7,6 @@ writes the premise, the label word and the hypothesis of a new pair.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
 from nliforge.errors import NLIDataError
@@ -41,8 +40,3 @@ def wanli_chat_messages(examples: Sequence[tuple[str, str]], label: str) -> tupl
     """The chat variant: the same prompt text as the user turn, with a system turn asking for one item."""
     return ({"role": "system", "content": CHAT_SYSTEM},
             {"role": "user", "content": wanli_prompt(examples, label)})
-
-
-def prompt_hash(text: str) -> str:
-    """A short stable id of a prompt (first 16 hex digits of its sha256)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

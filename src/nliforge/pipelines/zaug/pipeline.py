@@ -52,7 +52,7 @@ def debias_stage(ctx: StageContext) -> StageOutput:
     L_debias = L_MLE(Z(D0)) + α·L_UL(Z⁻(D0)), the unlikelihood only on the tokens of every feature of
     B(l) each Z⁻ instance holds (the whole hypothesis for a non-n-gram feature). Other variants pass
     through unchanged; `zaug_sample` then samples from these rows instead of `zaug_generator`'s."""
-    from nliforge.pipelines.zfilter.zfilter import z_filter
+    from nliforge.filtering.zfilter import z_filter
     from nliforge.models.generator_train import BIASED_META_KEY, train_generator
 
     s = ctx.settings
@@ -149,7 +149,8 @@ def zfilter_stage(ctx: StageContext) -> StageOutput:
     (with D0's biases in the samples before and after the confidence filter), and a before/after
     plot per label to zaug_plots/bias_<label>.png. (`pipeline=zfilter` has a `zfilter` stage of its own
     that filters its `input`: nliforge.pipelines.zfilter.pipeline.)"""
-    from nliforge.pipelines.zaug.recipes import biased_report, run_recipe
+    from nliforge.filtering.zfilter import run_recipe
+    from nliforge.filtering.zreport import biased_report
 
     s = ctx.settings
     d0 = [r for r in classifier_run(ctx.cfg).train_records() if r.label is not None]

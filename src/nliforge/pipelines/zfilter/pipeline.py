@@ -1,7 +1,7 @@
 """`nliforge-generate pipeline=zfilter input=<set>`: z-filtering (Z-Aug §3.2, Algorithm 1) of any
 set in the data model, unconditional, Z(input), or conditional on a seed set, Z(input | seed), with
-the recipes of §4.2 (`run_recipe`). This pipeline's `zfilter` stage filters the `input` stage's records
-(the Z-Aug pipeline has a `zfilter` stage of its own, in zaug.py); `zfilter_seed` loads the seed set.
+the recipes of §4.2 (`nliforge.filtering.zfilter.run_recipe`). This pipeline's `zfilter` stage filters the `input` stage's records
+(the Z-Aug pipeline has a `zfilter` stage of its own, in pipelines/zaug); `zfilter_seed` loads the seed set.
 
 Choices: candidates whose uid is in the seed are dropped ("in_seed": a seed record is not filtered
 against itself); the candidates are shuffled (`shuffle`, seeded) because Algorithm 1 is order-dependent
@@ -63,7 +63,8 @@ def _summary(seed, cands, accepted, rejected) -> dict:
 def zfilter_input(ctx: StageContext, ties: str) -> StageOutput:
     """z-filter the `input` stage's records, conditional on `zfilter_seed`'s when the pipeline has that
     stage and it holds records; report the biased features before and after (zfilter_report.md)."""
-    from nliforge.pipelines.zaug.recipes import biased_report, run_recipe
+    from nliforge.filtering.zfilter import run_recipe
+    from nliforge.filtering.zreport import biased_report
 
     s, stages = ctx.settings, list(ctx.cfg.pipeline.stages)
     seed = input_records(ctx, SEED_STAGE) if SEED_STAGE in stages else []

@@ -1,5 +1,5 @@
-"""z-filtering (Z-Aug, Wu et al. §3.2, Algorithm 1). The dataset recipes built on it (Z-Aug, Par-Z,
-Seq-Z) are `nliforge.pipelines.zaug.recipes.run_recipe`.
+"""z-filtering (Z-Aug, Wu et al. §3.2, Algorithm 1), and the dataset recipes built on it (Z-Aug, Par-Z,
+Seq-Z: `run_recipe`, §4.2); the report of the biased features before and after is `zreport`.
 
 Z starts empty, or equal to a seed dataset (conditional z-filtering, Z(D' | D_seed)). The
 candidates D' are cut into batches; before each batch the biased sets B(l) are found on the
@@ -40,10 +40,11 @@ from nliforge.errors import NLIDataError
 from nliforge.data.labels import LABELS
 from nliforge.data.records import Record, check_unique_uids
 from nliforge.filtering.features import FeatureSpace, example_features
-from nliforge.pipelines.zfilter.zcounts import IncrementalBias
+from nliforge.filtering.zcounts import IncrementalBias
 from nliforge.filtering.zstats import base_rate, check_k, check_ties, label_ids, z_value
 
 DEFAULT_BATCH_SIZE = 1000
+RECIPES = ("zaug", "par_z", "seq_z")
 
 
 @dataclass
@@ -210,3 +211,21 @@ def _reference_biased(z_set, feats, k, labels, with_z=False, ties="name"):
             cut += 1
         out[label] = [(name, -neg) for neg, name in scored[:cut]] if with_z else [n for _, n in scored[:cut]]
     return out
+
+
+def run_recipe(recipe: str, d0: Sequence[Record], gen: Sequence[Record], k: int = 20,
+               batch_size: int = 1000, ties: str = "name") -> tuple[list[Record], list[Record]]:
+    """(kept, rejected) for Z-Aug = Z(D_G | D0), Par-Z = Z(D0) ∪ Z(D_G) or Seq-Z = Z(D_G | Z(D0));
+    `ties` is the rule at the k-th rank (`nliforge.filtering.zstats`)."""
+    kw = {"k": k, "batch_size": batch_size, "ties": ties}
+    if recipe == "zaug":
+        res = z_filter(gen, seed=d0, **kw)
+        return res.dataset, res.rejected
+    if recipe == "par_z":
+        a, b = z_filter(d0, **kw), z_filter(gen, **kw)
+        return a.dataset + b.dataset, a.rejected + b.rejected
+    if recipe == "seq_z":
+        first = z_filter(d0, **kw)
+        second = z_filter(gen, seed=first.accepted, **kw)
+        return second.dataset, first.rejected + second.rejected
+    raise NLIDataError(f"pipeline.zfilter.recipe={recipe!r}; valid: {', '.join(RECIPES)}")

@@ -1,5 +1,5 @@
-"""The z-filtering recipes of Z-Aug §4.2 over records, and the Table 12-style report of the most
-biased features (and their z) before and after filtering."""
+"""The Table 12-style report (Z-Aug) of the most biased features of a dataset (and their z) before and
+after z-filtering, with their significance and plots; the filtering itself is `zfilter`."""
 
 from __future__ import annotations
 
@@ -9,33 +9,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nliforge.errors import NLIDataError
 from nliforge.data.labels import LABELS
 from nliforge.data.records import Record
 from nliforge.utils.atomic import atomic_write_text
-
-RECIPES = ("zaug", "par_z", "seq_z")
-
-
-def run_recipe(recipe: str, d0: Sequence[Record], gen: Sequence[Record], k: int = 20,
-               batch_size: int = 1000, ties: str = "name") -> tuple[list[Record], list[Record]]:
-    """(kept, rejected) for Z-Aug = Z(D_G | D0), Par-Z = Z(D0) ∪ Z(D_G) or Seq-Z = Z(D_G | Z(D0));
-    `ties` is the rule at the k-th rank (`nliforge.filtering.zstats`)."""
-    from nliforge.pipelines.zfilter.zfilter import z_filter
-
-    kw = {"k": k, "batch_size": batch_size, "ties": ties}
-    if recipe == "zaug":
-        res = z_filter(gen, seed=d0, **kw)
-        return res.dataset, res.rejected
-    if recipe == "par_z":
-        a, b = z_filter(d0, **kw), z_filter(gen, **kw)
-        return a.dataset + b.dataset, a.rejected + b.rejected
-    if recipe == "seq_z":
-        first = z_filter(d0, **kw)
-        second = z_filter(gen, seed=first.accepted, **kw)
-        return second.dataset, first.rejected + second.rejected
-    raise NLIDataError(f"pipeline.zfilter.recipe={recipe!r}; valid: {', '.join(RECIPES)}")
-
 
 ALPHA = 0.01  # family-wise level of the significance column (Gardner et al.'s plots use 0.01)
 
