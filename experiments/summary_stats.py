@@ -1,4 +1,6 @@
-"""The verdict words of `experiments/summary.csv`, defined once here and applied by rule.
+"""The verdict words of `experiments/summary.csv`, defined once here and applied by rule; the statistics
+(t interval over worlds, one-sided p, Holm) are the package's (`nliforge.evaluation.worlds`, as
+`nliforge-report ... unit=world` computes them).
 
 The unit of analysis is the **world**: D0, the generated sets, the floor and the ceiling are drawn once per
 world seed, so training seeds within a world are not independent units. A claim's estimate is the mean over
@@ -15,9 +17,8 @@ prompt): its interval over prompts decides, read against the stated side.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
-from scipy import stats
+from nliforge.evaluation.worlds import Estimate, holm, one_sided_p, t_interval  # noqa: F401 (used by the summary scripts)
 
 MIN_WORLDS = 5            # worlds needed for "reproduced"
 MIN_WORLDS_LOW_POWER = 3  # ... for "reproduced, low power", only for claims whose per-world run costs > 30 min
@@ -41,62 +42,6 @@ VERDICTS = {
                    "a comparison nobody stated in advance); it counts neither for nor against the paper",
     "not run": "the experiment exists as a command, but no result file does",
 }
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """One claim's number: `estimate` [`low`, `high`], `n_worlds` (None: the unit is the example or the
-    prompt, no worlds), `per_unit` (per world; per training seed on real text), `reference` (a bound read
-    from the results file, e.g. a majority class; None: the claim's own)."""
-    estimate: float
-    low: float = math.nan
-    high: float = math.nan
-    n_worlds: int | None = None
-    per_unit: tuple[float, ...] = field(default=())
-    reference: float | None = None
-
-    @property
-    def has_interval(self) -> bool:
-        return not (math.isnan(self.low) or math.isnan(self.high))
-
-
-def t_interval(per_world: list[float], ci: float = 0.95) -> Estimate:
-    """Mean of the per-world estimates with its Student t interval over worlds (n - 1 df); one world: no
-    interval. per_world [1.0, 5.0] -> 3.0 [-22.41, 28.41] (t_{0.975,1} = 12.706, sd/sqrt(2) = 2)."""
-    values = [float(v) for v in per_world]
-    if not values:
-        return Estimate(math.nan, n_worlds=0)
-    n = len(values)
-    mean = sum(values) / n
-    if n < 2:
-        return Estimate(mean, n_worlds=n, per_unit=tuple(values))
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = float(stats.t.ppf(0.5 + ci / 2, n - 1)) * sd / math.sqrt(n)
-    return Estimate(mean, mean - half, mean + half, n, tuple(values))
-
-
-def one_sided_p(e: Estimate, direction: int = 1, reference: float = 0.0) -> float:
-    """The one-sided t test over worlds of 'the mean is on the stated side of `reference`' (n - 1 df); nan
-    with fewer than 2 worlds. per_unit [1.0, 3.0, 5.0], direction +1: t = 3/(2/sqrt 3) = 2.598 on 2 df -> 0.0608."""
-    n = len(e.per_unit)
-    if n < 2:
-        return math.nan
-    mean = sum(e.per_unit) / n
-    sd = math.sqrt(sum((v - mean) ** 2 for v in e.per_unit) / (n - 1))
-    if sd == 0:
-        return float((mean - reference) * direction <= 0)
-    return float(stats.t.sf((mean - reference) * direction / (sd / math.sqrt(n)), n - 1))
-
-
-def holm(p_values: dict[str, float]) -> dict[str, float]:
-    """Holm's step-down adjusted p values: sorted ascending, p_(i) * (m − i + 1) (i from 1), made
-    monotone and capped at 1. {a: 0.01, b: 0.04, c: 0.03} -> a 0.03, c 0.06, b 0.06."""
-    order = sorted(p_values, key=p_values.get)
-    m, running, out = len(order), 0.0, {}
-    for i, name in enumerate(order):
-        running = max(running, min(1.0, (m - i) * p_values[name]))
-        out[name] = running
-    return out
 
 
 def side(e: Estimate, direction: int = 1, reference: float = 0.0) -> str:

@@ -14,31 +14,37 @@ from nliforge.evaluation import report_files
 from nliforge.evaluation.differences import difference_table
 from nliforge.evaluation.in_domain import infer_in_domain
 from nliforge.evaluation.table import collect_metrics, find_run_dirs, summary_table
+from nliforge.evaluation.worlds import WORLD_KEY, per_world, world_markdown, world_of, world_tests
+from nliforge.utils.atomic import atomic_write_text
 from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 
 log = logging.getLogger("nliforge.report")
 KEY = ["train_id", "seed", "eval_set", "metric"]
 
 
-def load_sweep(sweep: str | Path) -> pd.DataFrame:
-    """Every job's metrics.csv under the sweep, one row per (train_id, seed, eval_set, metric).
+def load_sweep(sweep: str | Path, world_key: str | None = None) -> pd.DataFrame:
+    """Every job's metrics.csv under the sweep, one row per (train_id, seed, eval_set, metric); with
+    `world_key` also `world_seed`, that key of each run's config.yaml, in the key (unit=world).
 
     The same key in two run folders is an error naming both: keeping either would silently drop a
     model from the table (e.g. two models' evaluations that both wrote seed 0), and keeping both would
     count one seed twice and shrink the interval. A key repeated inside one metrics.csv keeps the last
     row and says so."""
     dirs = find_run_dirs(sweep)
-    metrics = pd.concat([collect_metrics([d]).assign(_source=str(d)) for d in dirs], ignore_index=True)
+    metrics = pd.concat([collect_metrics([d]).assign(_source=str(d), **({"world_seed": world_of(d, world_key)}
+                                                                        if world_key else {})) for d in dirs],
+                        ignore_index=True)
+    key = KEY + ["world_seed"] if world_key else KEY
     metrics["train_id"] = metrics["train_id"].astype(str)
-    dup = metrics.duplicated(KEY + ["_source"], keep="last")
+    dup = metrics.duplicated(key + ["_source"], keep="last")
     if dup.any():
         log.warning("%d repeated (train_id, seed, eval_set, metric) rows in one metrics.csv under %s; keeping "
                     "the last", dup.sum(), sweep)
     metrics = metrics[~dup]
-    clash = metrics[metrics.duplicated(KEY, keep=False)]
+    clash = metrics[metrics.duplicated(key, keep=False)]
     if not clash.empty:
         first = clash.iloc[0]
-        sources = list(dict.fromkeys(clash[(clash[KEY] == first[KEY]).all(axis=1)]["_source"]))
+        sources = list(dict.fromkeys(clash[(clash[key] == first[key]).all(axis=1)]["_source"]))
         raise ValueError(f"train_id {first['train_id']!r}, seed {first['seed']} has metrics in {len(sources)} run "
                          f"folders: {' and '.join(sources)}; a report counts each (train_id, seed) once: report on "
                          "one of them, or give each run its own train_id= or seed= (nliforge-evaluate takes both "
@@ -104,7 +110,12 @@ def report(cfg: DictConfig) -> dict:
     sweep = Path(str(cfg.sweep))
     out = Path(str(cfg.out)) if cfg.get("out") else sweep / "report"
     bounds = list(cfg.bounds) if cfg.get("bounds") is not None else None
-    metrics = load_sweep(sweep)
+    by_world = str(cfg.get("unit", "seed")) == "world"
+    if str(cfg.get("unit", "seed")) not in ("seed", "world"):
+        raise ValueError(f"unit={cfg.unit!r}; valid: seed (each training seed), world (each world's seeds averaged)")
+    metrics = load_sweep(sweep, str(cfg.get("world_key") or WORLD_KEY) if by_world else None)
+    if by_world:
+        metrics = per_world(metrics)
     in_domain, note = pick_in_domain(cfg, sweep, metrics["train_id"].unique())
     sets, metric, ci = (list(cfg.sets) if cfg.get("sets") else None), str(cfg.metric), float(cfg.ci)
     summary = summary_table(metrics, metric, ci, sets, in_domain, bounds)
@@ -112,9 +123,15 @@ def report(cfg: DictConfig) -> dict:
     if cfg.get("baseline") is not None:
         baseline = resolve_baseline(str(cfg.baseline), metrics["train_id"].unique())
         diff = difference_table(metrics, baseline, metric, ci, sets, in_domain, bounds)
+        if by_world:
+            family = OmegaConf.to_container(cfg.family) if cfg.get("family") is not None else None
+            diff = world_tests(diff, metrics, metric, str(cfg.get("side") or "greater"), family)
     scale, title = float(cfg.get("scale", 100)), f"{sweep.name}: {metric}"
     out.mkdir(parents=True, exist_ok=True)
     md = report_files.write_markdown(summary, out / "report.md", title, metric, ci, scale, diff, note)
+    if by_world and diff is not None:   # the world tests after the tables
+        atomic_write_text(md, [md.read_text(encoding="utf-8"), world_markdown(diff, str(cfg.get("side") or "greater"),
+                                                                              ci, scale)])
     result = {"summary": summary, "diff": diff, "md": md,
               "csv": report_files.write_csv(summary, out / "report.csv"),
               "png": report_files.write_heatmap(summary, out / "report.png", title, scale)}

@@ -51,6 +51,7 @@ KNOWN: dict[str, type] = {   # by key pattern: settings whose default is null, o
     "scale": float,             # nliforge-report: 100 by default, any number (1 keeps raw values)
     "baseline": str,            # nliforge-report: a train_id to take differences to
     "bounds": list,             # nliforge-report: [low, high] of the metric, to clip intervals to
+    "family": list,             # nliforge-report unit=world: the cells Holm corrects over
 }
 _NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string", list: "a list",
           tuple: "a list", dict: "a mapping", type(None): "null"}
