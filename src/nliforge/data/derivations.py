@@ -227,3 +227,10 @@ def revision_pairs(originals: Sequence[Record], revised: Sequence[Record], per: 
         raise NLIDataError(f"{where}: only {kept} of {len(counterfactuals)} revisions keep their original's premise "
                            f"or hypothesis; the revised file and the originals do not line up by position")
     return paired_eval_records(counterfactuals)
+
+
+# HANS's stratified subset and McCoy et al.'s MNLI-hard pairs (their functions in data/hans.py).
+from nliforge.data import hans as _hans  # noqa: E402
+
+register_derivation("hans_subcase_200")(_hans.hans_subcase_200)
+register_derivation("mccoy_hard")(_hans.mccoy_hard)

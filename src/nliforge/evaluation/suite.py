@@ -20,6 +20,7 @@ from nliforge.data.records import Record
 from nliforge.data.registry import gold_labels_for
 from nliforge.evaluation.collapse import collapse_predictions
 from nliforge.evaluation.counterfactual import is_paired, paired_scores
+from nliforge.evaluation.hans import cell_scores, is_hans_like
 from nliforge.evaluation.table import SUITE_COLUMNS as METRIC_COLUMNS  # one schema for writer and reader
 from nliforge.models.predict import predict_probs
 from nliforge.utils.atomic import atomic_write_text
@@ -54,6 +55,8 @@ def score_set(probs: torch.Tensor, eval_set: EvalSet, collapse: str = "argmax") 
         pred = collapse_predictions(probs, positive, collapse)
         acc = binary_accuracy(pred, gold)
     scores = {"acc": float(acc), "n": float(len(eval_set.records))}
+    if len(allowed) == 2 and is_hans_like(eval_set.records):  # HANS: per heuristic x label and per subcase
+        scores.update(cell_scores(eval_set.records, pred.tolist(), allowed[0]))
     if is_paired(eval_set.records):  # a counterfactual set (derivation counterfactual_pairs): DISCO's δs, Acc
         scores.update(paired_scores(probs, pred, gold, eval_set.records))
     return scores
