@@ -31,6 +31,9 @@ VERDICTS = {
                   "prompts on the stated side",
     "reproduced, low power": f"as reproduced, with {MIN_WORLDS_LOW_POWER} ≤ n_worlds < {MIN_WORLDS}; allowed only "
                              "for a claim whose run costs more than 30 minutes per world on 2 cores",
+    "direction only": "a claim that would be reproduced (or reproduced, low power) whose paper gives a number on "
+                      "the same scale (a correlation) lying beyond the whole interval: the direction holds, the "
+                      "size is below the paper's",
     "contradicted": "the interval over worlds lies entirely on the wrong side of the reference, with the same "
                     f"number of worlds `reproduced` needs (n_worlds ≥ {MIN_WORLDS}; ≥ {MIN_WORLDS_LOW_POWER} as "
                     "`contradicted, low power` for a costly claim); without worlds: the interval on the wrong side",
@@ -87,13 +90,22 @@ def _example_verdict(e: Estimate, direction: int, reference: float) -> str:
 
 
 def verdict(kind: str, e: Estimate | None, direction: int = 1, reference: float = 0.0,
-            costly: bool = False, tolerance: float = 0.0, holm_p: float | None = None) -> str:
+            costly: bool = False, tolerance: float = 0.0, holm_p: float | None = None,
+            paper_value: float | None = None) -> str:
     """The verdict word of one claim by the rules of VERDICTS. kind: tested | descriptive | calibration |
     not run. `e.reference`, where the results file gives one, replaces `reference`. `holm_p`: the claim's
-    Holm-adjusted p over its family, which a `reproduced` must also pass."""
+    Holm-adjusted p over its family, which a `reproduced` must also pass. `paper_value`: the paper's number
+    on the claim's own scale (None where the scales differ); a `reproduced` whose whole interval falls short
+    of it (direction +1: the interval's top below it) is `direction only`."""
     word = _verdict(kind, e, direction, reference, costly, tolerance)
     if holm_p is not None and word.startswith("reproduced") and not holm_p < 0.05:
         return f"not shown (Holm-adjusted p = {holm_p:.3f} ≥ 0.05 over its family)"
+    if paper_value is not None and word.startswith("reproduced") and e is not None and e.has_interval:
+        far = e.high if direction > 0 else e.low
+        if (paper_value - far) * direction > 0:
+            word = word.replace("reproduced", "direction only", 1)
+            where = "above" if direction > 0 else "below"
+            return word if "(" in word else f"{word} (the paper's {paper_value:g} lies {where} the interval)"
     return word
 
 

@@ -19,7 +19,7 @@ sys.path.insert(0, str(EXP))
 import summary  # noqa: E402
 from summary_claims import CLAIMS  # noqa: E402
 from summary_real import R1R4, RealWorlds, wilson  # noqa: E402
-from summary_sources import Paired  # noqa: E402
+from summary_sources import Paired, SeedColumn  # noqa: E402
 from summary_stats import Estimate, t_interval, verdict  # noqa: E402
 
 
@@ -191,3 +191,71 @@ def test_real_text_first_attempts_are_one_world_and_r5_repeats_them():
     r5 = {re.search(r"\((R5-R\d[a-z])", claim).group(1): r for claim, r in rows.items() if "(R5-" in claim}
     assert set(r5) == {"R5-R3a", "R5-R3b", "R5-R2a", "R5-R2b", "R5-R2c", "R5-R4a"}
     assert all(r["n_worlds"] == ("3" if k == "R5-R4a" else "5") for k, r in r5.items())
+
+
+def test_direction_only_rule_by_hand():
+    """Five worlds 0.30, 0.35, 0.40, 0.32, 0.38 give 0.35 [0.2988, 0.4012] (test_real_worlds_reader_by_hand):
+    above 0, so reproduced; a paper's r of 0.527 lies above the whole interval, so the direction holds and the
+    size does not: `direction only`. A paper value inside the interval (0.38) leaves it reproduced; below the
+    reference side (direction -1, an interval [3.0, 4.5] under a bound 4.79, paper 2.0 below it) likewise."""
+    e = t_interval([0.30, 0.35, 0.40, 0.32, 0.38])
+    assert (e.low, e.high) == (pytest.approx(0.2988, abs=1e-4), pytest.approx(0.4012, abs=1e-4))
+    assert verdict("tested", e) == "reproduced"
+    assert verdict("tested", e, paper_value=0.527) == "direction only (the paper's 0.527 lies above the interval)"
+    assert verdict("tested", e, paper_value=0.38) == "reproduced"
+    assert verdict("tested", world(0.5, 2.0, 3), costly=True, paper_value=5.0) == \
+        "direction only, low power (n_worlds = 3 < 5)"
+    assert verdict("tested", world(3.0, 4.5, 5), direction=-1, reference=4.79, paper_value=2.0) == \
+        "direction only (the paper's 2 lies below the interval)"
+    assert verdict("tested", world(-1.0, 2.0, 5), paper_value=5.0) == "not shown (interval includes 0)"
+
+
+def test_provenance_rule():
+    """Per source by rule: a fresh-draw file's floor comparisons are stale first attempts, its comparisons with
+    D0 `vs_d0`; a D0-containing floor is current; a row whose files are a proper subset of another row's is
+    superseded; a file no rule names stops the summary."""
+    from summary_claims import Claim
+    from summary_provenance import provenance
+    from summary_real import RealWorlds as RW
+
+    disco = Claim("a − floor", "p", "n", Paired(("disco_table3/results.csv",), "a", "floor: biased, size D0 + N"))
+    assert provenance(disco) == "fresh_draw_floor; stale: first attempt"
+    vs_d0 = Claim("a − D0", "p", "n", Paired(("disco_table3/results.csv",), "a", "D0 = D^b"))
+    assert provenance(vs_d0) == "vs_d0; stale: first attempt"
+    new = Claim("a − floor", "p", "n", Paired(("wanli_generated/results_labeller.csv",), "3_full", "2_floor"))
+    assert provenance(new) == "d0_floor; current"
+    assert provenance(Claim("r4", "p", "n", RW("R5-R4a", ("real_text/results_draws.csv",), "draw"))) == "d0_floor; current"
+    assert provenance(Claim("r3", "p", "n", RW("R5-R3a"))) == "no_floor; current"
+    first = Claim("r", "p", "n", SeedColumn(("max_variability/results.csv",), "pearson_r"))
+    assert provenance(first) == "no_floor; current"
+    assert provenance(first, [("max_variability/results.csv", "max_variability/world1/results.csv")]) == \
+        "no_floor; superseded: first attempt"
+    with pytest.raises(NLIDataError, match="elsewhere/x.csv: no provenance rule"):
+        provenance(Claim("x", "p", "n", Paired(("elsewhere/x.csv",), "a", "b")))
+
+
+def test_committed_provenance_paper_numbers_and_top_readme():
+    """summary.csv's provenance: the tables run before the D0-containing floors are stale on every row; finding
+    3's paper numbers are the seed's tables (Z-Aug Tables 2-4 and 12); Eq. 1's r is `direction only`; the
+    top-level README's experiments table is what summary.csv gives."""
+    from summary_provenance import DESIGNS, STATUSES
+
+    rows = summary.read_rows(summary.CSV.read_text())
+    for r in rows:
+        design, status = r["provenance"].split("; ")
+        assert design in DESIGNS and status in STATUSES, r["claim"]
+        if r["file"].startswith(("disco_table3/", "combined/", "zfilter_training/", "real_lm/",
+                                 "wanli_generated/results.csv")):
+            assert status == "stale: first attempt", r["claim"]
+    by_claim = {r["claim"]: r for r in rows}
+    poe = by_claim["PoE with a frozen hypothesis-only expert helps: PoE − D0, challenge mean (Z3; points)"]
+    assert all(x in poe["paper_number"] for x in ("80.34 → 82.92", "76.39 → 78.37", "54.36 → 63.40"))
+    best = by_claim["PoE helps most on the best debiased set: PoE on Seq-Z − Seq-Z, challenge mean (Z3; points)"]
+    assert all(x in best["paper_number"] for x in ("82.82 → 84.48", "78.95 → 80.49", "62.57 → 68.75"))
+    z5 = next(r for r in rows if "(Z5)" in r["claim"])
+    assert "422.1 / 436.1 / 433.9" in z5["paper_number"] and "17.5 / 15.3 / 17.0" in z5["paper_number"]
+    eq1 = by_claim["Estimated max variability (Eq. 1) tracks true variability: Pearson r"]
+    assert eq1["verdict"].startswith("direction only") and eq1["provenance"] == "no_floor; current"
+    top = summary.top_table(rows)
+    assert top == summary.readme_block(summary.TOP_README.read_text(), summary.TOP_START, summary.TOP_END)
+    assert "**stale: first attempt**" in top
