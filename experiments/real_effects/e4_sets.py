@@ -1,0 +1,50 @@
+"""E4's training sets for one world (README.md): the thirds of the world's MNLI part (1,374 -> 458 each) by the
+data map of its E1 `mnli` run (training dynamics recorded in training over its 2 epochs; the cartography
+code's metrics and `select_region`): ambiguous (highest variability), easy (highest confidence) and a seeded
+random third (seed = the world), registered as `exp_real_effects_w<k>_e4_<arm>`.
+
+    python experiments/real_effects/e4_sets.py <scratch folder> <world>
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+from nliforge.cartography.metrics import compute_metrics
+from nliforge.cartography.select import select_region
+from nliforge.cartography.store import load_dynamics
+from nliforge.data.jsonl import write_jsonl
+from nliforge.data.register import register_train_set
+from nliforge.utils.home import user_conf_dir
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "real_text"))
+from common import load_named  # noqa: E402
+
+FRACTION = 1 / 3
+TOOL = "experiments/real_effects/e4_sets.py"
+
+
+def main(scratch: Path, world: int) -> None:
+    run = scratch / "e1" / f"w{world}" / "mnli"
+    if not (run / "metrics.csv").is_file():
+        raise SystemExit(f"{TOOL}: world {world}'s E1 mnli run ({run}) has not finished; its data map is E4's")
+    records = load_named(f"exp_real_effects_w{world}_mnli")
+    metrics = compute_metrics(load_dynamics(run / "dynamics"))
+    by_uid = {r.uid: r for r in records}
+    k = int(FRACTION * len(records))
+    thirds = {"ambiguous": select_region(metrics, "ambiguous", FRACTION),
+              "easy": select_region(metrics, "easy", FRACTION),
+              "random": [r.uid for r in random.Random(world).sample(records, k)]}
+    conf = user_conf_dir(create=True)
+    for arm, uids in thirds.items():
+        recs = [by_uid[u] for u in uids]
+        path = write_jsonl(recs, scratch / "sets" / f"exp_real_effects_w{world}_e4_{arm}.jsonl")
+        register_train_set(f"exp_real_effects_w{world}_e4_{arm}", path, conf,
+                           f"real_effects E4 world {world}: {arm} third ({len(recs)} pairs)", tool=TOOL)
+        print(f"world {world} {arm}: {len(recs)} pairs")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), int(sys.argv[2]))
