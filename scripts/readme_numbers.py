@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from nliforge.evaluation.run_table import results_from_csv, run_table
@@ -100,17 +101,35 @@ def run_demo(name: str, run: Path) -> float:
     return time.perf_counter() - start
 
 
+def run_demos(names: list[str], out: Path, jobs: int) -> dict[str, float]:
+    """Run the demos into fresh folders under `out`, `jobs` at a time (each pins one thread); wall seconds."""
+    clash = [str(out / n) for n in names if (out / n).exists()]
+    if clash:
+        sys.exit(f"error: {clash[0]} exists; remove it or pass --runs {out} to reuse it")
+    out.mkdir(parents=True, exist_ok=True)
+
+    def one(name: str) -> float:
+        print(f"running {name}: {command(name)} ...", flush=True)
+        wall = run_demo(name, out / name)
+        print(f"  {name}: {wall:.0f} s", flush=True)
+        return wall
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        walls = list(pool.map(one, names))
+    return dict(zip(names, walls))
+
+
 def command(name: str) -> str:
     """The console-script form of a demo's command, as a user types it."""
     module, *args = DEMOS[name][2:]
     return " ".join([module.replace(".", "-"), *args])
 
 
-def times_block(seconds: dict[str, float]) -> str:
+def times_block(seconds: dict[str, float], jobs: int = 1) -> str:
     day = datetime.date.today().isoformat()
     rows = [f"| `{command(n)}` | {s:.0f} s |" for n, s in seconds.items()]
     return "\n".join([f"Measured {day} by `scripts/readme_numbers.py` (1 thread, as the demos pin it; "
-                      f"{os.cpu_count()} cores, other jobs may have shared them):", "",
+                      f"{jobs} demo(s) at a time on {os.cpu_count()} cores, other jobs may have shared them):", "",
                       "| demo | wall |", "|---|---|", *rows])
 
 
@@ -123,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=Path, default=None, help="folder of earlier runs (<runs>/<demo>) to reuse")
     ap.add_argument("--out", type=Path, default=Path("outputs/readme_numbers"), help="where fresh runs go")
     ap.add_argument("--readme", type=Path, default=ROOT / "README.md")
+    ap.add_argument("--jobs", type=int, default=1, help="demos run at a time (each pins one thread; 2 on 2 cores)")
     args = ap.parse_args(argv)
     names = [n.strip() for n in args.demos.split(",") if n.strip()]
     unknown = sorted(set(names) - set(DEMOS))
@@ -131,19 +151,12 @@ def main(argv: list[str] | None = None) -> int:
     if "real_demo" in names and args.runs is None and not os.environ.get("NLIFORGE_DATA_DIR"):
         ap.error("real_demo needs the real data files: set NLIFORGE_DATA_DIR (e.g. ../shared/data/real), or leave "
                  "it out with --demos")
-    blocks, seconds = {}, {}
+    seconds = {} if args.runs is not None else run_demos(names, args.out, args.jobs)
+    blocks = {}
     for name in names:
-        run = (args.runs or args.out) / name
-        if args.runs is None:
-            if run.exists():
-                sys.exit(f"error: {run} exists; remove it or pass --runs {args.out} to reuse it")
-            run.parent.mkdir(parents=True, exist_ok=True)
-            print(f"running {name}: {command(name)} ...", flush=True)
-            seconds[name] = run_demo(name, run)
-            print(f"  {seconds[name]:.0f} s", flush=True)
-        blocks.update(render(name, run))
+        blocks.update(render(name, (args.runs or args.out) / name))
     if seconds and set(names) == set(DEMOS):
-        blocks["measured.demo_times"] = times_block(seconds)
+        blocks["measured.demo_times"] = times_block(seconds, args.jobs)
     text = args.readme.read_text()
     if args.write:
         atomic_write_text(args.readme, [replace_blocks(text, blocks)])
