@@ -42,10 +42,11 @@ demo-generate: install
 # rerun every offline demo (~10 min on 2 idle cores) and write their numbers into README.md
 readme-numbers: install
 	rm -rf outputs/readme_numbers
-	$(PYTHON) scripts/readme_numbers.py --write --out outputs/readme_numbers
+	$(PYTHON) scripts/readme_numbers.py --write --jobs 2 --out outputs/readme_numbers
 
+# the fast suite on two workers (pytest-xdist)
 test: install
-	WANDB_MODE=offline $(PYTHON) -m pytest -q
+	WANDB_MODE=offline $(PYTHON) -m pytest -q -n 2
 
 test-slow: install
 	WANDB_MODE=offline $(PYTHON) -m pytest -q -m slow
