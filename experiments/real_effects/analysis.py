@@ -1,0 +1,216 @@
+"""experiments/real_effects analysis (criteria in README.md): per world one value per criterion, over worlds
+the mean, its 95% t interval, the one-sided p and Holm's correction over each declared family
+(nliforge.evaluation.worlds); -> results.csv (criterion, world, value: the per-world values summary.py reads)
+and results.md (the tables, the HANS cells and subcases per arm, wall times).
+
+    python experiments/real_effects/analysis.py <scratch folder> <output folder>
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+
+from nliforge.evaluation.worlds import holm, one_sided_p, t_interval
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "real_text"))
+from common import load_named  # noqa: E402
+
+WORLDS = (1, 2, 3, 4, 5)
+HEUR = {"lo": "lexical_overlap", "sub": "subsequence", "con": "constituent"}
+LABELS = ("entailment", "non-entailment")
+MCCOY_KEY = "number of correct responses (out of 100)"
+HARD_MAX = 20
+E1_ARMS = ("mnli", "plus", "diamond")
+E4_ARMS = ("ambiguous", "random", "easy")
+STRESS = ("stress_negation", "stress_word_overlap", "stress_length_mismatch")
+CF = ("snli_cad_cf_premise_test", "snli_cad_cf_hypothesis_test")
+FAMILIES = {"E1a": [f"E1a-{h}" for h in HEUR], "E1b": [f"E1b-{h}" for h in HEUR], "E4": ["E4a", "E4b"]}
+DESCRIPTION = {
+    "G1": "gate: mnli arm's MNLI test accuracy − the test pairs' majority share (points)",
+    **{f"E1a-{h}": f"plus − mnli, HANS non-entailment accuracy, {n} (points)" for h, n in HEUR.items()},
+    **{f"E1b-{h}": f"diamond − mnli, HANS non-entailment accuracy, {n} (points)" for h, n in HEUR.items()},
+    "E4a": "ambiguous − random third, out-of-distribution mean of 6 sets (points)",
+    "E4b": "ambiguous − easy third, out-of-distribution mean of 6 sets (points)",
+}
+
+
+def metrics(run: Path) -> dict[tuple[str, str], float]:
+    m = pd.read_csv(run / "metrics.csv")
+    return {(r.eval_set, r.metric): float(r.value) for r in m.itertuples()}
+
+
+def finished(scratch: Path, exp: str, arms) -> dict[int, dict[str, Path]]:
+    """world -> arm -> run folder, for worlds where every arm has its metrics.csv."""
+    out = {}
+    for w in WORLDS:
+        runs = {a: scratch / exp / f"w{w}" / a for a in arms}
+        if all((r / "metrics.csv").is_file() for r in runs.values()):
+            out[w] = runs
+    return out
+
+
+def hard_acc(run: Path, w: int) -> float:
+    """Accuracy on the world's MNLI test pairs with McCoy count <= HARD_MAX (from the saved predictions)."""
+    counts = {r.uid: int(r.meta[MCCOY_KEY]) for r in load_named(f"exp_real_effects_w{w}_mnli_test")}
+    p = pd.read_csv(run / "predictions" / f"exp_real_effects_w{w}_mnli_test.csv")
+    p = p[p.uid.map(counts) <= HARD_MAX]
+    return float((p.gold == p.pred).mean()), len(p)
+
+
+def entail_share(run: Path, w: int) -> float:
+    p = pd.read_csv(run / "predictions" / f"exp_real_effects_w{w}_hans.csv")
+    return float((p.pred == "entailment").mean())
+
+
+def e1_rows(scratch: Path) -> tuple[list[dict], list[dict]]:
+    rows, levels = [], []
+    for w, runs in finished(scratch, "e1", E1_ARMS).items():
+        m = {a: metrics(r) for a, r in runs.items()}
+        hans, test = f"exp_real_effects_w{w}_hans", f"exp_real_effects_w{w}_mnli_test"
+        labels = Counter(r.label for r in load_named(test))
+        majority = max(labels.values()) / sum(labels.values())
+        rows.append({"criterion": "G1", "world": w, "value": 100 * (m["mnli"][(test, "acc")] - majority)})
+        for a in E1_ARMS:
+            hard, n_hard = hard_acc(runs[a], w)
+            lv = {"world": w, "arm": a, "hans": m[a][(hans, "acc")], "mnli_test": m[a][(test, "acc")],
+                  "mnli_hard": hard, "n_hard": n_hard, "hans_pred_entailment": entail_share(runs[a], w)}
+            for h, name in HEUR.items():
+                for lab in LABELS:
+                    lv[f"{h}:{lab}"] = m[a][(hans, f"acc@{name}@{lab}")]
+            lv.update({k[1].removeprefix("acc@subcase@"): v for k, v in m[a].items()
+                       if k[0] == hans and k[1].startswith("acc@subcase@")})
+            levels.append(lv)
+        lev = {x["arm"]: x for x in levels if x["world"] == w}
+        for arm, fam in (("plus", "E1a"), ("diamond", "E1b")):
+            for h in HEUR:
+                ne, e = f"{h}:non-entailment", f"{h}:entailment"
+                rows.append({"criterion": f"{fam}-{h}", "world": w, "value": 100 * (lev[arm][ne] - lev["mnli"][ne])})
+                rows.append({"criterion": f"{fam}-{h}-ent", "world": w, "value": 100 * (lev[arm][e] - lev["mnli"][e])})
+                bal = lambda x: (x[ne] + x[e]) / 2  # noqa: E731
+                rows.append({"criterion": f"{fam}-{h}-bal", "world": w, "value": 100 * (bal(lev[arm]) - bal(lev["mnli"]))})
+            for q in ("hans", "mnli_test", "mnli_hard"):
+                rows.append({"criterion": f"{fam}-{q}", "world": w, "value": 100 * (lev[arm][q] - lev["mnli"][q])})
+    return rows, levels
+
+
+def e4_rows(scratch: Path) -> tuple[list[dict], list[dict]]:
+    rows, levels = [], []
+    for w, runs in finished(scratch, "e4", E4_ARMS).items():
+        sets = {"hans": f"exp_real_effects_w{w}_hans", "mnli_test": f"exp_real_effects_w{w}_mnli_test",
+                **{s: f"exp_real_effects_w{w}_mnli_test_{s}" for s in STRESS}, **{c: c for c in CF}}
+        lev = {}
+        for a, r in runs.items():
+            m = metrics(r)
+            lv = {"world": w, "arm": a, **{k: m[(v, "acc")] for k, v in sets.items()},
+                  **{f"{c}:acc_cf": m.get((c, "acc_cf"), math.nan) for c in CF}}
+            lv["ood_mean"] = sum(lv[k] for k in ("hans", *STRESS, *CF)) / 6
+            lev[a] = lv
+            levels.append(lv)
+        for crit, other in (("E4a", "random"), ("E4b", "easy")):
+            rows.append({"criterion": crit, "world": w, "value": 100 * (lev["ambiguous"]["ood_mean"] - lev[other]["ood_mean"])})
+            for k in ("hans", "mnli_test", *STRESS, *CF):
+                rows.append({"criterion": f"{crit}-{k}", "world": w, "value": 100 * (lev["ambiguous"][k] - lev[other][k])})
+    return rows, levels
+
+
+def summarise(rows: list[dict]) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=["criterion", "world", "value"])
+    out = []
+    for crit, g in df.groupby("criterion", sort=False):
+        e = t_interval(g.sort_values("world")["value"].tolist())
+        out.append({"criterion": crit, "n_worlds": e.n_worlds, "mean": e.estimate, "low": e.low, "high": e.high,
+                    "p_one_sided": one_sided_p(e), "per_world": ", ".join(f"{v:+.1f}" for v in e.per_unit)})
+    s = pd.DataFrame(out).set_index("criterion")
+    s["holm_p"] = math.nan
+    for members in FAMILIES.values():
+        present = {c: s.loc[c, "p_one_sided"] for c in members if c in s.index and not math.isnan(s.loc[c, "p_one_sided"])}
+        for c, p in holm(present).items():
+            s.loc[c, "holm_p"] = p
+    return s
+
+
+def verdict(row) -> str:
+    n = int(row.n_worlds)
+    if n < 3:
+        return f"not tested ({n} worlds)"
+    if row.low > 0 and (math.isnan(row.holm_p) or row.holm_p < 0.05):
+        return "reproduced" if n >= 5 else "reproduced, low power"
+    if row.high < 0:
+        return "contradicted" if n >= 5 else "contradicted, low power"
+    return "not shown" + ("" if n >= 5 else f" ({n} worlds)")
+
+
+def walls(scratch: Path) -> pd.DataFrame:
+    rows = []
+    for done in sorted(scratch.glob("e*/w*/*.done")):
+        f = dict(kv.split("=", 1) for kv in done.read_text().split())
+        rows.append({"run": f"{done.parent.parent.name}/{done.parent.name}/{done.stem}", "wall_s": int(f["wall"]),
+                     "end": f.get("end", "")})
+    return pd.DataFrame(rows, columns=["run", "wall_s", "end"])
+
+
+def fmt(r) -> str:
+    if math.isnan(r.low):
+        return f"{r['mean']:+.1f}"
+    return f"{r['mean']:+.1f} [{r.low:+.1f}, {r.high:+.1f}]"
+
+
+def main(scratch: Path, out: Path) -> None:
+    r1, l1 = e1_rows(scratch)
+    r4, l4 = e4_rows(scratch)
+    rows = r1 + r4
+    pd.DataFrame(rows, columns=["criterion", "world", "value"]).round(4).to_csv(out / "results.csv", index=False)
+    s = summarise(rows) if rows else pd.DataFrame()
+    md = ["# experiments/real_effects: results (analysis.py)", "",
+          "Per world one training seed; over worlds the mean, [95% t interval, n − 1 df], the one-sided p (stated "
+          "direction: > 0) and Holm's p over the declared family (E1a, E1b, E4). Points.", "",
+          "| criterion | what | per world | mean [95% t] | n_worlds | one-sided p | Holm p | verdict |",
+          "|---|---|---|---|---|---|---|---|"]
+    for crit in s.index:
+        r = s.loc[crit]
+        tested = crit in DESCRIPTION
+        what = DESCRIPTION.get(crit, "reported")
+        hp = "" if math.isnan(r.holm_p) else f"{r.holm_p:.4f}"
+        v = verdict(r) if tested and crit != "G1" else ("gate " + ("passed" if r.low > 0 else "NOT passed")
+                                                          if crit == "G1" else "reported")
+        md.append(f"| {crit} | {what} | {r.per_world} | {fmt(r)} | {int(r.n_worlds)} | {r.p_one_sided:.4f} | {hp} | "
+                  f"{'**' + v + '**' if tested else v} |")
+    if l1:
+        lv = pd.DataFrame(l1)
+        cols = ["hans", "mnli_test", "mnli_hard", "hans_pred_entailment"] + [f"{h}:{lab}" for h in HEUR for lab in LABELS]
+        md += ["", "## E1 per arm (mean over worlds, %)", "",
+               "| arm | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+        for a in E1_ARMS:
+            g = lv[lv.arm == a]
+            md.append(f"| {a} | " + " | ".join(f"{100 * g[c].mean():.1f}" for c in cols) + " |")
+        subs = [c for c in lv.columns if "/" in c or c.startswith(("le_", "ln_", "se_", "sn_", "ce_", "cn_"))]
+        md += ["", "## E1 per subcase (mean over worlds, %; 200 pairs per world each)", "",
+               "| subcase | " + " | ".join(E1_ARMS) + " |", "|---|---|---|---|"]
+        for c in sorted(subs):
+            md.append(f"| {c} | " + " | ".join(f"{100 * lv[lv.arm == a][c].mean():.1f}" for a in E1_ARMS) + " |")
+        md += ["", f"MNLI-hard pairs per world (McCoy count ≤ {HARD_MAX}): "
+               + ", ".join(str(int(x)) for x in lv[lv.arm == "mnli"].n_hard)]
+        lv.round(4).to_csv(out / "results_e1_levels.csv", index=False)
+    if l4:
+        lv = pd.DataFrame(l4)
+        cols = ["ood_mean", "hans", "mnli_test", *STRESS, *CF, *(f"{c}:acc_cf" for c in CF)]
+        md += ["", "## E4 per arm (mean over worlds, %)", "", "| arm | " + " | ".join(cols) + " |",
+               "|---" * (len(cols) + 1) + "|"]
+        for a in E4_ARMS:
+            g = lv[lv.arm == a]
+            md.append(f"| {a} | " + " | ".join(f"{100 * g[c].mean():.1f}" for c in cols) + " |")
+        lv.round(4).to_csv(out / "results_e4_levels.csv", index=False)
+    wt = walls(scratch)
+    md += ["", "## Wall times (s, one thread)", "", "| run | wall s | ended (UTC) |", "|---|---|---|"]
+    md += [f"| {r.run} | {r.wall_s} | {r.end} |" for r in wt.itertuples()]
+    (out / "results.md").write_text("\n".join(md) + "\n")
+    print("\n".join(md))
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), Path(sys.argv[2]))
