@@ -1,6 +1,6 @@
-"""E4's training sets for one world (README.md): the thirds of the world's MNLI part (1,374 -> 458 each) by the
-data map of its E1 `mnli` run (training dynamics recorded in training over its 2 epochs; the cartography
-code's metrics and `select_region`): ambiguous (highest variability), easy (highest confidence) and a seeded
+"""E4's training sets for one world (README.md): the thirds of the world's E1 mnli set (1,000 -> 333 each) by
+the data map of its E4 map run (`e4/w<k>/map`: that set, 3 epochs, training dynamics recorded in training; the
+cartography code's metrics and `select_region`): ambiguous (highest variability), easy (highest confidence) and a seeded
 random third (seed = the world), registered as `exp_real_effects_w<k>_e4_<arm>`.
 
     python experiments/real_effects/e4_sets.py <scratch folder> <world>
@@ -27,9 +27,9 @@ TOOL = "experiments/real_effects/e4_sets.py"
 
 
 def main(scratch: Path, world: int) -> None:
-    run = scratch / "e1" / f"w{world}" / "mnli"
-    if not (run / "metrics.csv").is_file():
-        raise SystemExit(f"{TOOL}: world {world}'s E1 mnli run ({run}) has not finished; its data map is E4's")
+    run = scratch / "e4" / f"w{world}" / "map"
+    if not (run.parent / "map.done").is_file():
+        raise SystemExit(f"{TOOL}: world {world}'s map run ({run}) has not finished")
     records = load_named(f"exp_real_effects_w{world}_mnli")
     metrics = compute_metrics(load_dynamics(run / "dynamics"))
     by_uid = {r.uid: r for r in records}

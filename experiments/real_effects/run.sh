@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # experiments/real_effects (criteria in README.md): E1 (HANS augmentation) and E4 (data-map thirds) on 5 worlds,
-# one run folder per world x arm, resumable: a folder with its metrics.csv is kept, so a re-run skips it.
+# one run folder per world x arm, resumable: a finished run (its <folder>.done) is kept, so a re-run skips it.
 #   NLIFORGE_DATA_DIR=/path/to/real NLIFORGE_EXP=/work/runs/real_effects nohup bash experiments/real_effects/run.sh e1 e4 &
 # Steps: the worlds (worlds.py, registered in the user data home); e1: per world the arms mnli, plus, diamond;
-# e4: per world the thirds of the world's MNLI part by the data map of its E1 mnli run (e4_sets.py), then the
+# e4: per world a data-map run (the E1 mnli set, 3 epochs, no evaluation), its thirds (e4_sets.py), then the
 # arms ambiguous, random, easy. WORLDS (1 2 3 4 5), THREADS (1). Wall time per run in <folder>.done.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -14,15 +14,15 @@ FRESH=0 scratch real_effects
 WORLDS="${WORLDS:-1 2 3 4 5}"
 STEPS=("${@:-e1}")
 # the settings of every run (README.md "Settings")
-SETTINGS=(experiment=real_text_datamap model.max_epochs=2 model.batch_size=16 num_threads="${THREADS:-1}" seed=1)
+SETTINGS=(experiment=real_text_datamap model.max_epochs=1 model.batch_size=8 num_threads="${THREADS:-1}" seed=1)
 
-# one E? run: FOLDER TRAIN_SET SUITE; skipped when FOLDER/metrics.csv exists
+# one E? run: FOLDER TRAIN_SET SUITE [OVERRIDES...]; skipped when FOLDER.done exists (written after it finished)
 one() {
-    local dir="$R/$1" t0=$SECONDS
-    if [ -f "$dir/metrics.csv" ]; then stamp "$1: done before, kept"; return; fi
+    local dir="$R/$1" set=$2 suite=$3 t0=$SECONDS; shift 3
+    if [ -f "$dir.done" ]; then stamp "$1: done before, kept"; return; fi
     stamp "$1"
     mkdir -p "$(dirname "$dir")"; rm -rf "$dir"
-    logged "$dir.log" nliforge-train "${SETTINGS[@]}" "data/train_sets=[$2]" suite="$3" hydra.run.dir="$dir"
+    logged "$dir.log" nliforge-train "${SETTINGS[@]}" "data/train_sets=[$set]" suite="$suite" "$@" hydra.run.dir="$dir"
     echo "rc=0 wall=$((SECONDS - t0)) end=$(date -u +%FT%TZ)" > "$dir.done"
 }
 
@@ -34,7 +34,8 @@ for step in "${STEPS[@]}"; do
             e1) for arm in mnli plus diamond; do
                     one "e1/w$w/$arm" "exp_real_effects_w${w}_$arm" "exp_real_effects_w$w"
                 done ;;
-            e4) python "$HERE/e4_sets.py" "$R" "$w"
+            e4) one "e4/w$w/map" "exp_real_effects_w${w}_mnli" none model.max_epochs=3
+                python "$HERE/e4_sets.py" "$R" "$w"
                 for arm in ambiguous random easy; do
                     one "e4/w$w/$arm" "exp_real_effects_w${w}_e4_$arm" "exp_real_effects_w${w}_e4"
                 done ;;

@@ -10,9 +10,10 @@ World k (1-5):
 - HANS evaluation pairs: in every one of the 30 subcases, slice k (200 pairs) of a seeded permutation of its
   1,000 pairs: 6,000 per world (1,000 per heuristic x label cell), no pair in two worlds.
 
-Training sets (`exp_real_effects_w<k>_<arm>`): mnli (the 1,374), plus (mnli + the first 687 of the world's
-HANS-like slice = 2,061: N = half the MNLI pairs, for time), diamond (the first 687 of mnli + the same 687
-HANS-like pairs = 1,374, the mnli arm's size). Eval sets: `exp_real_effects_w<k>_hans` (2-class), `exp_real_effects_w<k>_mnli_test` (3-class) and
+Training sets (`exp_real_effects_w<k>_<arm>`), as amended before any result (README "Amendment"): mnli (the
+first 1,000 of the part's 1,374), plus (mnli + the first 500 of the world's HANS-like slice = 1,500), diamond
+(the first 500 of mnli + the same 500 HANS-like pairs = 1,000, the mnli arm's size). The world's HANS
+evaluation set is the first 40 of its 200 per subcase (`slot` < 40 in the seeded order): 1,200 pairs. Eval sets: `exp_real_effects_w<k>_hans` (2-class), `exp_real_effects_w<k>_mnli_test` (3-class) and
 its three Naik et al. stress tests (derived); suites `exp_real_effects_w<k>` (E1: HANS + MNLI test) and
 `exp_real_effects_w<k>_e4` (E4: those, the stress tests and Kaushik et al.'s counterfactual test pairs).
 
@@ -40,6 +41,9 @@ from parts import cut  # noqa: E402
 
 WORLDS = 5
 SEED = 0
+N_MNLI = 1000          # the mnli arm: the first 1,000 of the part's 1,374 training pairs (time; README "Amendment")
+N_HANS = 500           # HANS-like pairs added (plus) or swapped in (diamond)
+HANS_EVAL_PER_SUBCASE = 40   # of the world's 200 per subcase (time; 1,200 per world, 200 per heuristic x label)
 STRESS = ("stress_negation", "stress_word_overlap", "stress_length_mismatch")
 CF_TESTS = ("snli_cad_cf_premise_test", "snli_cad_cf_hypothesis_test")
 TOOL = "experiments/real_effects/worlds.py"
@@ -69,8 +73,9 @@ def hans_eval_slices(records: list[Record], worlds: int = WORLDS, seed: int = SE
         random.Random(f"{seed}|{subcase}").shuffle(idx)
         per = len(idx) // worlds
         for k in range(worlds):
-            out[k] += idx[k * per:(k + 1) * per]
-    return [[records[i] for i in sorted(ix)] for ix in out]
+            out[k] += [(i, j) for j, i in enumerate(idx[k * per:(k + 1) * per])]
+    return [[Record(records[i].uid, records[i].premise, records[i].hypothesis, records[i].label, records[i].source,
+                    {**records[i].meta, "slot": j}) for i, j in sorted(ix)] for ix in out]
 
 
 def spec_text(name: str, body: str) -> list[str]:
@@ -80,8 +85,9 @@ def spec_text(name: str, body: str) -> list[str]:
 def register_world(k: int, mnli: tuple[list, list], hans_train: list, hans_eval: list, scratch: Path, conf: Path) -> None:
     stem = f"exp_real_effects_w{k}"
     train, test = mnli
-    half = len(train) // 2
-    arms = {"mnli": train, "plus": train + hans_train[:half], "diamond": train[:half] + hans_train[:half]}
+    base, half = train[:N_MNLI], N_HANS
+    arms = {"mnli": base, "plus": base + hans_train[:half], "diamond": base[:half] + hans_train[:half]}
+    hans_eval = [r for r in hans_eval if r.meta.get("slot", 0) < HANS_EVAL_PER_SUBCASE]
     for arm, recs in arms.items():
         path = write_jsonl(recs, scratch / "sets" / f"{stem}_{arm}.jsonl")
         register_train_set(f"{stem}_{arm}", path, conf, f"real_effects world {k}, arm {arm} ({len(recs)} pairs)", tool=TOOL)
@@ -102,7 +108,7 @@ def register_world(k: int, mnli: tuple[list, list], hans_train: list, hans_eval:
         atomic_write_text(conf / "suite" / f"{suite}.yaml", [
             f"# Registered by {TOOL}\ndefaults:\n{lines}\nname: {suite}\ncollapse: argmax\nskip_missing: false\n"
             "save_predictions: true\n"])
-    print(f"{stem}: mnli {len(train)} / test {len(test)}; HANS-like slice {len(hans_train)}; HANS eval {len(hans_eval)}; "
+    print(f"{stem}: mnli part {len(train)} / test {len(test)}; HANS-like slice {len(hans_train)}; HANS eval {len(hans_eval)}; "
           + ", ".join(f"{a} {len(r)}" for a, r in arms.items()))
 
 
