@@ -9,6 +9,12 @@ if [ "$INSTALLED" != "$ROOT/src" ]; then
     exit 2
 fi
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false WANDB_MODE=offline
+# The CPU kernel paths of torch, oneDNN and MKL, pinned as the Makefile pins them (docs/reproducibility.md):
+# set before any python starts, since torch reads them when it is imported.
+if [ "$(uname -m)" = x86_64 ]; then
+    export ATEN_CPU_CAPABILITY="${ATEN_CPU_CAPABILITY:-avx2}" ONEDNN_MAX_CPU_ISA="${ONEDNN_MAX_CPU_ISA:-AVX2}" \
+        MKL_CBWR="${MKL_CBWR:-COMPATIBLE}"
+fi
 cd "$ROOT"
 # Training overrides that change no number: no logger, no saved model, no progress bar.
 QUIET_TRAIN=(logger=none save_model=false trainer.enable_progress_bar=false)

@@ -6,7 +6,9 @@
     python scripts/readme_numbers.py --demos train_demo,wanli_demo --write
 
 The demos are deterministic: `experiment=demo` pins `num_threads: 1`, so float reduction order does not
-depend on the machine's cores (a different thread count can move a number).
+depend on the machine's cores (a different thread count can move a number), and every demo runs with the
+CPU kernel paths of torch, oneDNN and MKL pinned (nliforge.utils.environment.KERNEL_PIN), so the numbers do
+not depend on the machine's instruction sets (docs/reproducibility.md).
 Blocks are `<!-- numbers:NAME -->` in README.md (nliforge.utils.readme_blocks); wall times go to
 `measured.*` blocks, which are written and never checked."""
 
@@ -26,6 +28,7 @@ from nliforge.evaluation.run_table import results_from_csv, run_table
 from nliforge.engine.execute import format_drops
 from nliforge.utils.atomic import atomic_write_text
 from nliforge.utils.readme_blocks import check_blocks, replace_blocks
+from nliforge.utils.environment import kernel_pin
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERATE = [sys.executable, "-m", "nliforge.generate", "experiment=demo"]
@@ -90,7 +93,8 @@ def render(name: str, run: Path) -> dict[str, str]:
 def run_demo(name: str, run: Path) -> float:
     """Run one demo into `run` (a fresh folder); its wall time in seconds. A failed demo stops everything."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-           "WANDB_MODE": "offline", "TOKENIZERS_PARALLELISM": "false"}
+           "WANDB_MODE": "offline", "TOKENIZERS_PARALLELISM": "false",
+           **kernel_pin()}   # the CPU kernel paths the README's numbers were made with (docs/reproducibility.md)
     log = run.parent / f"{name}.log"
     start = time.perf_counter()
     with open(log, "w") as out:

@@ -12,6 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 from nliforge.data.combine import ASCII_SYMBOL, SYMBOL
 from nliforge.evaluation import report_files
 from nliforge.evaluation.differences import difference_table
+from nliforge.evaluation.environments import environment_differences
 from nliforge.evaluation.in_domain import infer_in_domain
 from nliforge.evaluation.table import collect_metrics, find_run_dirs, summary_table
 from nliforge.evaluation.worlds import WORLD_KEY, per_world, world_markdown, world_of, world_tests
@@ -114,6 +115,8 @@ def report(cfg: DictConfig) -> dict:
     if str(cfg.get("unit", "seed")) not in ("seed", "world"):
         raise ValueError(f"unit={cfg.unit!r}; valid: seed (each training seed), world (each world's seeds averaged)")
     metrics = load_sweep(sweep, str(cfg.get("world_key") or WORLD_KEY) if by_world else None)
+    for line in environment_differences(find_run_dirs(sweep)):   # packages, kernel path, threads, commit
+        log.warning("%s", line)
     if by_world:
         metrics = per_world(metrics)
     in_domain, note = pick_in_domain(cfg, sweep, metrics["train_id"].unique())

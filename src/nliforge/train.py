@@ -26,6 +26,7 @@ from nliforge.utils.model_folder import check_model_folder
 from nliforge.utils.progress_callback import progress_callback_for
 from nliforge.evaluation.record import evaluate_and_record
 from nliforge.evaluation.run_table import run_table
+from nliforge.utils.environment import unpinned
 from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 from nliforge.utils.run import build_loggers, close_loggers, configure_process, prepare_output_dir
 from nliforge.tracking.runs import log_training_run
@@ -202,6 +203,10 @@ def _hydra_main(cfg: DictConfig) -> None:
     table = run_table(results)
     if table:   # the table the README shows for the demo (accuracy %, this run's seed)
         print(f"\n{cfg.get('task_name', 'run')}, seed {cfg.seed}: accuracy % (from metrics.csv)\n{table}\n")
+        loose = unpinned()
+        if loose:   # the README's numbers were made with the kernel paths pinned
+            print("note: CPU kernel paths not pinned (" + ", ".join(f"{k}={v}" for k, v in loose.items()) + "): "
+                  "another machine can print other numbers; `make demo` pins them (docs/reproducibility.md)\n")
 
 
 def main() -> None:

@@ -7,6 +7,7 @@ Layout::
     <run>/stages/<stage>.drops.jsonl  one row per dropped item: uid and reason
     <run>/manifest.json               versions (and the git commit of the code), counts in/out and drop
                                       reasons per stage, ledger
+    <run>/environment.json            packages, lock hash, CPU kernel path, threads (nliforge.utils.environment)
     <run>/llm_cache.sqlite            answered requests (the runner's exactly-once cache)
 
 A folder is tied to one config: starting it again with an output-changing difference is refused,
@@ -15,15 +16,11 @@ naming the key, so two configs never mix in one dataset.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
-import platform
-import subprocess
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -32,42 +29,7 @@ from omegaconf import DictConfig, OmegaConf
 from nliforge.errors import NLIDataError
 from nliforge.utils.atomic import atomic_write_text
 from nliforge.utils.config_diff import VOLATILE_KEYS, config_difference, first_difference  # noqa: F401 - re-exported
-
-PACKAGES = ("nliforge", "torch", "transformers", "openai", "lightning")
-
-
-@functools.lru_cache(maxsize=1)
-def source_commit() -> str | None:
-    """The git commit of the nliforge source this process runs (`<sha>-dirty` with uncommitted changes to
-    tracked files), or None when it does not run from a git checkout (an installed wheel). Recorded in
-    the manifest so a published set names the code that made it; asked once per process."""
-    root = Path(__file__).resolve().parents[3]
-
-    def git(*args: str) -> str | None:
-        try:
-            done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=20)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        return done.stdout.strip() if done.returncode == 0 else None
-
-    top = git("rev-parse", "--show-toplevel")
-    if not top or Path(top).resolve() != root:      # a site-packages inside some other repository
-        return None
-    head, changes = git("rev-parse", "HEAD"), git("status", "--porcelain", "--untracked-files=no")
-    return None if not head else head + ("-dirty" if changes else "")
-
-
-def versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
-    for pkg in PACKAGES:
-        try:
-            out[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            pass
-    commit = source_commit()
-    if commit:
-        out["nliforge_commit"] = commit
-    return out
+from nliforge.utils.environment import source_commit, versions, write_environment  # noqa: F401 - re-exported
 
 
 def rows_digest(path: Path) -> str:
@@ -83,7 +45,8 @@ class RunFolder:
 
     # -- config --------------------------------------------------------------------------------
     def bind_config(self, cfg: DictConfig | Mapping) -> None:
-        """Save the config on the first start; refuse a later start whose config differs."""
+        """Save the config on the first start; refuse a later start whose config differs. Each start
+        (re)writes environment.json."""
         plain = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg)
         saved = self.root / "config.yaml"
         if saved.exists():
@@ -93,9 +56,11 @@ class RunFolder:
                 raise NLIDataError(
                     f"{self.root}: this run folder was made with a different config: {diff}. Use a new "
                     "folder (or the old value) so two configs never mix in one dataset.")
+            write_environment(self.root)     # this start's environment (a resume may run elsewhere)
             return
         self.root.mkdir(parents=True, exist_ok=True)
         atomic_write_text(saved, [OmegaConf.to_yaml(OmegaConf.create(plain))])
+        write_environment(self.root)
 
     # -- stage datasets --------------------------------------------------------------------------
     def output_path(self, stage: str) -> Path:

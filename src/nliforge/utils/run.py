@@ -25,10 +25,14 @@ def configure_process(cfg: DictConfig) -> None:
 
 
 def prepare_output_dir(cfg: DictConfig) -> Path:
-    """Create the run folder and save the resolved config in it (never any secret: keys come from env)."""
+    """Create the run folder and save the resolved config in it (never any secret: keys come from env), and
+    the environment the numbers depend on (environment.json: packages, kernel path, threads, commit)."""
+    from nliforge.utils.environment import write_environment
+
     out = Path(cfg.paths.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "config.yaml", [OmegaConf.to_yaml(cfg, resolve=True)])
+    write_environment(out)
     return out
 
 
