@@ -18,9 +18,9 @@ SETTINGS=(experiment=real_text_datamap model.max_epochs=1 model.batch_size=8 num
 
 # one E? run: FOLDER TRAIN_SET SUITE [OVERRIDES...]; skipped when FOLDER.done exists (written after it finished)
 one() {
-    local dir="$R/$1" set=$2 suite=$3 t0=$SECONDS; shift 3
-    if [ -f "$dir.done" ]; then stamp "$1: done before, kept"; return; fi
-    stamp "$1"
+    local name=$1 dir="$R/$1" set=$2 suite=$3 t0=$SECONDS; shift 3
+    if [ -f "$dir.done" ]; then stamp "$name: done before, kept"; return; fi
+    stamp "$name"
     mkdir -p "$(dirname "$dir")"; rm -rf "$dir"
     logged "$dir.log" nliforge-train "${SETTINGS[@]}" "data/train_sets=[$set]" suite="$suite" "$@" hydra.run.dir="$dir"
     echo "rc=0 wall=$((SECONDS - t0)) end=$(date -u +%FT%TZ)" > "$dir.done"
