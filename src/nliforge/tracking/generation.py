@@ -12,11 +12,14 @@ import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
 from omegaconf import DictConfig, OmegaConf
 
 from nliforge.utils.run import sweep_group
-from nliforge.tracking.runs import artifact_name, keep_files_in
+
+if TYPE_CHECKING:   # pandas and the training-run helpers load only when W&B logging was asked for
+    import pandas as pd
 
 SAMPLES = 20           # generated records shown in the sample table
 LEDGER_COUNTS = ("sent", "cached", "prompt_tokens", "completion_tokens", "retries", "cost")
@@ -30,6 +33,8 @@ def wandb_node(cfg: DictConfig) -> DictConfig | None:
 
 def stage_frames(manifest: Mapping) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(one row per stage: count_in, count_out, dropped, seconds; one row per stage and drop reason)."""
+    import pandas as pd
+
     stages, drops = [], []
     for name, entry in manifest.get("stages", {}).items():
         reasons = entry.get("drops", {})
@@ -42,6 +47,8 @@ def stage_frames(manifest: Mapping) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def ledger_frame(manifest: Mapping) -> pd.DataFrame:
     """One row per stage that sent LLM requests: its counters, faults and failures."""
+    import pandas as pd
+
     rows = []
     for stage, led in manifest.get("ledger", {}).items():
         rows.append({"stage": stage, **{k: led.get(k, 0) for k in LEDGER_COUNTS},
@@ -62,6 +69,8 @@ def yield_summary(manifest: Mapping, ledger: pd.DataFrame) -> dict:
 
 def sample_frame(rows: list[dict], k: int = SAMPLES) -> pd.DataFrame:
     """The first k generated records: uid, premise, hypothesis, label, intended label."""
+    import pandas as pd
+
     keep = [{"uid": r.get("uid"), "premise": r.get("premise"), "hypothesis": r.get("hypothesis"),
              "label": r.get("label"), "intended_label": (r.get("meta") or {}).get("intended_label")}
             for r in rows[:k] if isinstance(r, dict)]
@@ -75,6 +84,8 @@ def log_generation(cfg: DictConfig, root: Path, manifest: Mapping, rows: list[di
     if node is None:
         return None
     import wandb
+
+    from nliforge.tracking.runs import artifact_name, keep_files_in
 
     root = Path(root)
     keep_files_in(root)

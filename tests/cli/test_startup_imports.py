@@ -1,0 +1,36 @@
+"""Start-up stays light: `nliforge-generate --help`, a config error and the import of the entry point load
+neither Lightning nor W&B tracking, cartography, pandas or matplotlib (they come with the stages that use
+them, and with logger=wandb). Each case runs in a fresh interpreter, which then lists the modules it holds."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("lightning", "wandb", "nliforge.tracking.runs", "nliforge.cartography", "pandas", "matplotlib")
+SCRIPT = """
+import json, sys
+sys.argv = {argv!r}
+from nliforge.generate import main
+if len(sys.argv) > 1:
+    try:
+        main()
+    except SystemExit:
+        pass
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in {tops!r} or m in {heavy!r})))
+"""
+
+
+@pytest.mark.parametrize("argv", [["nliforge-generate"], ["nliforge-generate", "--help"],
+                                  ["nliforge-generate", "pipeline=nope"], ["nliforge-generate", "logger=csv", "sedd=1"]],
+                         ids=["import", "help", "unknown pipeline", "unknown key"])
+def test_nliforge_generate_starts_without_the_heavy_libraries(argv, tmp_path):
+    code = SCRIPT.format(argv=argv, tops=sorted({h.split(".")[0] for h in HEAVY} - {"nliforge"}), heavy=HEAVY)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    assert loaded == [], loaded
+    if len(argv) > 1 and argv[1] != "--help":   # the config errors came back as one error line
+        assert done.stderr.count("error:") == 1, done.stderr
