@@ -7,17 +7,11 @@ import logging
 from pathlib import Path
 
 import hydra
-import lightning as L
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from nliforge.data.datamodule import NLIDataModule
 from nliforge.errors import NLIDataError
-from nliforge.evaluation.registry import load_suite
-from nliforge.models.backbone import build_backbone
-from nliforge.models.classifier import NLIClassifier
 from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 from nliforge.utils.model_folder import check_model_folder
-from nliforge.evaluation.record import evaluate_and_record
 from nliforge.utils.run import build_loggers, close_loggers, configure_process, prepare_output_dir
 
 log = logging.getLogger("nliforge.evaluate")
@@ -71,6 +65,14 @@ def _check_model_setting(cfg: DictConfig) -> None:
 
 def evaluate(cfg: DictConfig) -> dict:
     """Load the model, run the suite on the configured accelerator, write metrics.csv. Returns results."""
+    import lightning as L   # torch, Lightning and the models load here: `--help` and config errors need none
+
+    from nliforge.data.datamodule import NLIDataModule
+    from nliforge.evaluation.record import evaluate_and_record
+    from nliforge.evaluation.registry import load_suite
+    from nliforge.models.backbone import build_backbone
+    from nliforge.models.classifier import NLIClassifier
+
     _check_model_setting(cfg)
     train_id, seed = resolve_identity(cfg)
     with open_dict(cfg):

@@ -1,6 +1,7 @@
 """Start-up stays light: `nliforge-generate --help`, a config error and the import of the entry point load
 neither Lightning nor W&B tracking, cartography, pandas or matplotlib (they come with the stages that use
-them, and with logger=wandb). Each case runs in a fresh interpreter, which then lists the modules it holds."""
+them, and with logger=wandb); nor does `nliforge-evaluate --help`. Each case runs in a fresh interpreter,
+which then lists the modules it holds."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ HEAVY = ("lightning", "wandb", "nliforge.tracking.runs", "nliforge.cartography",
 SCRIPT = """
 import json, sys
 sys.argv = {argv!r}
-from nliforge.generate import main
+from nliforge.{module} import main
 if len(sys.argv) > 1:
     try:
         main()
@@ -28,9 +29,16 @@ print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in {tops!r} or
                                   ["nliforge-generate", "pipeline=nope"], ["nliforge-generate", "logger=csv", "sedd=1"]],
                          ids=["import", "help", "unknown pipeline", "unknown key"])
 def test_nliforge_generate_starts_without_the_heavy_libraries(argv, tmp_path):
-    code = SCRIPT.format(argv=argv, tops=sorted({h.split(".")[0] for h in HEAVY} - {"nliforge"}), heavy=HEAVY)
+    code = SCRIPT.format(module="generate", argv=argv, tops=sorted({h.split(".")[0] for h in HEAVY} - {"nliforge"}), heavy=HEAVY)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     loaded = json.loads(done.stdout.strip().splitlines()[-1])
     assert loaded == [], loaded
     if len(argv) > 1 and argv[1] != "--help":   # the config errors came back as one error line
         assert done.stderr.count("error:") == 1, done.stderr
+
+
+def test_nliforge_evaluate_help_loads_neither_lightning_nor_the_models(tmp_path):
+    code = SCRIPT.format(module="evaluate", argv=["nliforge-evaluate", "--help"], tops=["lightning", "torch"],
+                         heavy=["nliforge.models.classifier", "nliforge.data.datamodule"])
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [] and "nliforge-evaluate" in done.stdout
