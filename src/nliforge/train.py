@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import logging
 import os
+from contextlib import nullcontext
 from pathlib import Path
 
 import hydra
 import lightning as L
+from lightning.pytorch.utilities.exceptions import SIGTERMException
 from omegaconf import DictConfig
 
 from nliforge.errors import NLIDataError
@@ -20,7 +22,11 @@ from nliforge.models.backbone import build_backbone, save_backbone
 from nliforge.models.classifier import NLIClassifier
 from nliforge.models.poe import (BiasTable, PoEClassifier, bias_model_setting, check_bias_table, frozen_bias_table,
                                  poe_settings)
-from nliforge.models.resume import RandomStateCallback, check_resume_config, checkpoint_callbacks
+from nliforge.models.checkpoint_io import AtomicCheckpointIO
+from nliforge.models.positions import check_max_length
+from nliforge.models.preemption import PreemptionCheckpoint
+from nliforge.models.resume import (RandomStateCallback, check_resume_config, checkpoint_callbacks, checkpoint_dir,
+                                   ckpt_setting, resume_checkpoint)
 from nliforge.utils.instantiate import instantiate
 from nliforge.utils.model_folder import check_model_folder
 from nliforge.utils.progress_callback import progress_callback_for
@@ -29,6 +35,7 @@ from nliforge.evaluation.run_table import run_table
 from nliforge.utils.environment import unpinned
 from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 from nliforge.utils.run import build_loggers, close_loggers, configure_process, prepare_output_dir
+from nliforge.utils.run_dir import check_run_dir, empty_run_dir, run_dir_lock
 from nliforge.tracking.runs import log_training_run
 
 __all__ = ["main", "train"]
@@ -132,57 +139,107 @@ def check_distributed(cfg: DictConfig, trainer: L.Trainer) -> None:
                            f"over {trainer.world_size} processes (trainer.devices x trainer.num_nodes)")
 
 
-def resolve_ckpt(cfg: DictConfig, out: Path) -> str | None:
-    if cfg.get("ckpt_path") == "last":
-        last = out / "checkpoints" / "last.ckpt"
-        return str(last) if last.exists() else None
-    return cfg.get("ckpt_path")
-
-
-def train(cfg: DictConfig) -> dict:
-    """Train, evaluate the suite, write metrics.csv, dynamics and the data map. Returns the results."""
-    check_model_folder(cfg.model.get("backbone", {}).get("name_or_path"), "model.backbone.name_or_path")
-    configure_process(cfg)
-    L.seed_everything(int(cfg.seed), workers=True)
+def check_run_settings(cfg: DictConfig) -> None:
+    """Settings that no type or range check sees, checked before the run folder gets any file."""
     if cfg.model.get("kind") == "generator":
         raise NLIDataError("model: this is a Z-Aug generator config (kind: generator); nliforge-train needs a "
                            "classifier model (tiny, minilm, roberta_large, ...). Generators train in pipeline=zaug.")
-    check_resume_config(cfg, Path(cfg.paths.output_dir), resolve_ckpt(cfg, Path(cfg.paths.output_dir)))
-    ts = build_training_set(cfg)  # all inputs are validated before the run folder gets any file
+    check_max_length(cfg.model.backbone, int(cfg.data.max_length), "model.max_length")
+    if cfg.get("overwrite_output", False) and cfg.get("ckpt_path") is not None:
+        raise NLIDataError(f"overwrite_output=true empties the run folder: it cannot also resume from "
+                           f"ckpt_path={cfg.get('ckpt_path')}")
+
+
+def read_inputs(cfg: DictConfig) -> dict:
+    """Training set, suite, validation sets, input view, product-of-experts settings and the frozen bias
+    expert: every input validated before the run folder gets any file."""
+    ts = build_training_set(cfg)
     eval_sets = load_suite(cfg)
-    val_sets = pick_val_sets(cfg, eval_sets)
-    view, poe = check_input(model_input(cfg)), poe_settings(cfg.model)
-    bias = frozen_bias(cfg, ts.records) if poe is not None else None
-    out = Path(cfg.paths.output_dir)
-    if is_rank_zero():  # under DDP every process runs train(); one writes the run folder
-        prepare_output_dir(cfg)
-        write_training_manifest(ts, cfg, out, extra={"poe_bias_model": bias.source} if bias is not None else None)
+    poe = poe_settings(cfg.model)
+    return {"ts": ts, "eval_sets": eval_sets, "val_sets": pick_val_sets(cfg, eval_sets),
+            "view": check_input(model_input(cfg)), "poe": poe,
+            "bias": frozen_bias(cfg, ts.records) if poe is not None else None}
+
+
+def train(cfg: DictConfig) -> dict:
+    """Train, evaluate the suite, write metrics.csv, dynamics and the data map. Returns the results.
+
+    The run folder holds this run alone (nliforge.utils.run_dir): a folder holding another run is refused
+    unless this is its resume (`ckpt_path=last`) or `overwrite_output=true`, and it is locked while the
+    run writes it. A SIGTERM (or a cluster's early warning) stops the run with a resumable checkpoint and
+    a non-zero exit (`Preempted`, nliforge.models.preemption)."""
+    check_model_folder(cfg.model.get("backbone", {}).get("name_or_path"), "model.backbone.name_or_path")
+    configure_process(cfg)
+    L.seed_everything(int(cfg.seed), workers=True)
+    check_run_settings(cfg)
+    out, overwrite = Path(cfg.paths.output_dir), bool(cfg.get("overwrite_output", False))
+    ckpt = ckpt_setting(cfg, out)
+    rank_zero = is_rank_zero()   # under DDP every process runs train(); one writes the run folder
+    if rank_zero:
+        check_run_dir(out, ckpt, overwrite)
+    resume_from = resume_checkpoint(ckpt, checkpoint_dir(cfg))
+    check_resume_config(cfg, out, resume_from)
+    inputs = read_inputs(cfg)
+    with run_dir_lock(out) if rank_zero else nullcontext():
+        if rank_zero:
+            check_run_dir(out, ckpt, overwrite)   # again, holding the lock: a run may have ended meanwhile
+            if overwrite:
+                empty_run_dir(out)
+            prepare_output_dir(cfg)
+            bias = inputs["bias"]
+            write_training_manifest(inputs["ts"], cfg, out,
+                                    extra={"poe_bias_model": bias.source} if bias is not None else None)
+        results = fit_and_record(cfg, inputs, out, resume_from)
+    log.info("outputs in %s", out)
+    return results
+
+
+def trainer_plugins() -> list:
+    """Checkpoints written atomically in their folder; under Slurm, requeueing is nliforge's (after its
+    checkpoint, PreemptionCheckpoint), not Lightning's (a checkpoint from inside the signal handler)."""
+    from lightning.fabric.plugins.environments import SLURMEnvironment
+
+    plugins: list = [AtomicCheckpointIO()]
+    if SLURMEnvironment.detect():
+        plugins.append(SLURMEnvironment(auto_requeue=False))
+    return plugins
+
+
+def fit_and_record(cfg: DictConfig, inputs: dict, out: Path, resume_from: str | None) -> dict:
+    """Fit (from `resume_from` when given), evaluate the suite, save the model and the dynamics summary."""
+    ts, val_sets, poe, bias = inputs["ts"], inputs["val_sets"], inputs["poe"], inputs["bias"]
     log.info("training set %s: %d examples %s", ts.train_id, len(ts.records), ts.sizes)
     # only a tiny backbone trains its tokenizer on the training texts
     texts = [t for r in ts.records for t in (r.premise, r.hypothesis)] if cfg.model.backbone.kind == "tiny" else ()
     model, tokenizer, perm = build_backbone(cfg.model.backbone, texts)
     dm = NLIDataModule(ts.records, tokenizer, cfg.data.batch_size, cfg.data.eval_batch_size, cfg.data.max_length,
                        cfg.data.num_workers, int(cfg.seed), val_sets,
-                       group_by_length=cfg.data.get("group_by_length", True), input=view,
+                       group_by_length=cfg.data.get("group_by_length", True), input=inputs["view"],
                        hypothesis_view=poe is not None and bias is None,   # the joint head reads it; a frozen expert not
                        pad_to_multiple_of=cfg.data.get("pad_to_multiple_of"), pad_buckets=cfg.data.get("pad_buckets"))
     module = build_module(cfg, model, perm, list(val_sets), poe, bias)
     compile_backbone(module, cfg.get("compile"))
     loggers = build_loggers(cfg, f"{ts.train_id}-s{cfg.seed}", out, job_type="train")
-    trainer = instantiate(cfg.trainer, "trainer", callbacks=build_callbacks(cfg), logger=loggers or False)
+    preemption = PreemptionCheckpoint(checkpoint_dir(cfg))
+    trainer = instantiate(cfg.trainer, "trainer", callbacks=[*build_callbacks(cfg), preemption],
+                          logger=loggers or False, plugins=trainer_plugins())
     check_distributed(cfg, trainer)
     try:
-        trainer.fit(module, datamodule=dm, ckpt_path=resolve_ckpt(cfg, out))
+        try:
+            trainer.fit(module, datamodule=dm, ckpt_path=resume_from)
+        except SIGTERMException:
+            raise preemption.preempted(trainer) from None
+        finally:
+            preemption.restore_signals()
         if not trainer.is_global_zero:  # a DDP worker of trainer=ddp: rank 0 evaluates and writes
             return {}
-        results = evaluate_and_record(module, dm, eval_sets, cfg, ts.train_id, out, loggers)
+        results = evaluate_and_record(module, dm, inputs["eval_sets"], cfg, ts.train_id, out, loggers)
         if cfg.get("save_model", True):
             save_backbone(module.model, tokenizer, out / "model")
         _summarize_dynamics(cfg)
         log_training_run(loggers, cfg, out, results)   # W&B: tables, data map, training-set artifact
     finally:
         close_loggers(loggers)
-    log.info("outputs in %s", out)
     return results
 
 

@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 # Keys a resume may change (besides a generation folder's volatile ones: paths, logger, progress bar):
 # how the run goes, not what it trains; the epoch limits, since training longer is what a resume is
 # for; and the number of processes, which works but warns that the run will not match.
-RESUME_MAY_CHANGE = ("ckpt_path", "num_threads", "progress_every_s", "allow_config_change",
+RESUME_MAY_CHANGE = ("ckpt_path", "num_threads", "progress_every_s", "allow_config_change", "overwrite_output",
                      "callbacks.checkpoint.every_n_train_steps", "model.max_epochs", "trainer.max_epochs",
                      "trainer.max_steps", "trainer.devices", "trainer.num_nodes")
 
@@ -112,8 +112,8 @@ def checkpoint_callbacks(node: DictConfig, key: str) -> list:
     is always the newest state.
     """
     steps = node.get("every_n_train_steps")
-    if not steps or not node.get("every_n_epochs"):
-        return [instantiate(node, key)]
+    if not steps or not node.get("every_n_epochs"):   # `last.ckpt` always, never `last-v1.ckpt`
+        return [instantiate(node, key, enable_version_counter=False)]
     node = node.copy()
     with open_dict(node):
         node.every_n_train_steps = None
@@ -121,7 +121,42 @@ def checkpoint_callbacks(node: DictConfig, key: str) -> list:
             node.enable_version_counter = False
     by_steps = instantiate(node, key, every_n_train_steps=int(steps), every_n_epochs=None, save_top_k=0,
                            save_last=True, enable_version_counter=False)
-    return [instantiate(node, key), by_steps]
+    return [instantiate(node, key, enable_version_counter=False), by_steps]
+
+
+def checkpoint_dir(cfg: DictConfig) -> Path:
+    """The folder the run's config names for its checkpoints (`callbacks.checkpoint.dirpath`)."""
+    node = (cfg.get("callbacks") or {}).get("checkpoint") or {}
+    return Path(node.get("dirpath") or Path(cfg.paths.output_dir) / "checkpoints")
+
+
+def ckpt_setting(cfg: DictConfig, out: Path) -> str | None:
+    """`ckpt_path` as given, with this run folder's own `last.ckpt` spelled `last`; a Slurm job that Slurm
+    requeued (SLURM_RESTART_COUNT) and whose folder has a `last.ckpt` resumes from it by itself."""
+    from nliforge.models.preemption import slurm_restart
+
+    ckpt = cfg.get("ckpt_path")
+    last = checkpoint_dir(cfg) / "last.ckpt"
+    if ckpt is None and slurm_restart() and last.is_file():
+        log.info("requeued Slurm job (restart %d): resuming from %s", slurm_restart(), last)
+        return "last"
+    if ckpt not in (None, "last") and Path(str(ckpt)).resolve() == last.resolve():
+        return "last"
+    return None if ckpt is None else str(ckpt)
+
+
+def resume_checkpoint(ckpt: str | None, folder: Path) -> str | None:
+    """The file a resume loads: `last` is the folder's `last.ckpt` (none yet: a fresh start, as a run
+    killed before its first checkpoint), a path is that file; either checked to be a whole checkpoint
+    before anything is written."""
+    from nliforge.models.checkpoint_io import check_checkpoint_file
+
+    if ckpt is None:
+        return None
+    path = folder / "last.ckpt" if ckpt == "last" else Path(ckpt)
+    if ckpt == "last" and not path.exists():
+        return None
+    return str(check_checkpoint_file(path))
 
 
 def check_resume_config(cfg: DictConfig, out: Path, ckpt: str | None) -> None:

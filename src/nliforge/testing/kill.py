@@ -5,6 +5,9 @@ out-of-memory killer strikes. Sending it from inside the process pins the moment
 point within it (before the batch, after backward and before the optimizer step, after the batch),
 which a signal sent from outside at a random time cannot do. Add it to any run with
 `+callbacks.kill._target_=nliforge.testing.kill.SigkillAtStep +callbacks.kill.step=N`.
+
+`SignalAtStep` sends another signal the same way (`+callbacks.kill.signal=SIGTERM`: what Slurm, `scancel`
+and `timeout` send, which a run survives with a resumable checkpoint).
 """
 
 from __future__ import annotations
@@ -17,21 +20,23 @@ from lightning.pytorch import Callback
 HOOKS = ("on_train_batch_start", "on_before_optimizer_step", "on_train_batch_end")
 
 
-class SigkillAtStep(Callback):
-    """SIGKILL this process when `trainer.global_step` equals `step`, at `hook` (one of HOOKS).
+class SignalAtStep(Callback):
+    """Send `signal` (a name: SIGKILL, SIGTERM, SIGUSR1 ...) to this process when `trainer.global_step`
+    equals `step`, at `hook` (one of HOOKS), once.
 
     `global_step` counts optimizer steps taken, so at `on_before_optimizer_step` of step N it is still N:
     the gradients of batch N exist and the weights are not updated yet.
     """
 
-    def __init__(self, step: int, hook: str = "on_before_optimizer_step") -> None:
+    def __init__(self, step: int, hook: str = "on_before_optimizer_step", signal: str = "SIGKILL") -> None:
         if hook not in HOOKS:
             raise ValueError(f"callbacks.kill.hook={hook!r}; valid: {', '.join(HOOKS)}")
-        self.step, self.hook = int(step), hook
+        self.step, self.hook, self.signum, self.sent = int(step), hook, _signal(signal), False
 
     def _maybe_die(self, trainer, hook: str) -> None:
-        if hook == self.hook and trainer.global_step == self.step:
-            os.kill(os.getpid(), signal.SIGKILL)
+        if hook == self.hook and trainer.global_step == self.step and not self.sent:
+            self.sent = True
+            os.kill(os.getpid(), self.signum)
 
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
         self._maybe_die(trainer, "on_train_batch_start")
@@ -42,3 +47,17 @@ class SigkillAtStep(Callback):
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
         # global_step already counts this batch's update here
         self._maybe_die(trainer, "on_train_batch_end")
+
+
+class SigkillAtStep(SignalAtStep):
+    """SIGKILL this process when `trainer.global_step` equals `step`, at `hook` (one of HOOKS)."""
+
+    def __init__(self, step: int, hook: str = "on_before_optimizer_step") -> None:
+        super().__init__(step, hook, "SIGKILL")
+
+
+def _signal(name: str) -> signal.Signals:
+    try:
+        return signal.Signals[str(name).upper()]
+    except KeyError:
+        raise ValueError(f"callbacks.kill.signal={name!r}: not a signal name (SIGKILL, SIGTERM, ...)") from None

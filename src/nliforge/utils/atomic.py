@@ -1,8 +1,10 @@
 """Files and folders written whole or not at all: every writer builds a temporary sibling (same folder,
-so the same file system) and renames it into place, so a reader, or a run killed halfway, never sees
-half a file. The one place nliforge writes output atomically:
+so the same file system: a rename, never a copy across file systems), fsyncs it, and renames it into
+place, so a reader, or a run killed halfway (or a disk that fills up), never sees half a file. The one
+place nliforge writes output atomically:
 
 * `atomic_write_text` / `atomic_write_bytes`: replace a file;
+* `atomic_write_stream`: replace a file with what a writer function writes to it (checkpoints);
 * `write_new_file`: create a file only if it does not exist yet, even against a concurrent writer;
 * `save_figure`: a matplotlib figure as PNG;
 * `build_folder` / `replace_folder`: a whole folder.
@@ -31,25 +33,56 @@ def _temp_sibling(path: Path) -> Iterator[tuple[int, str]]:
             os.unlink(tmp)
 
 
+def _sync(fh) -> None:
+    """The file's bytes on disk before it is renamed into place (a crash then leaves the old file or the
+    new one, never a renamed empty one)."""
+    fh.flush()
+    os.fsync(fh.fileno())
+
+
+def _sync_folder(folder: Path) -> None:
+    """The rename itself on disk (where the file system lets a folder be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_stream(path: str | os.PathLike, write: Callable[[io.BufferedWriter], None]) -> Path:
+    """`write(fh)` into a temp file in the target folder, fsync, rename: a full disk or a kill mid-write
+    leaves the previous file (or none), and the temp file is removed."""
+    path = Path(path)
+    with _temp_sibling(path) as (fd, tmp):
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            _sync(fh)
+        os.replace(tmp, path)
+    _sync_folder(path.parent)
+    return path
+
+
 def atomic_write_text(path: str | os.PathLike, lines: Iterable[str]) -> Path:
-    """Write lines (UTF-8, `\\n` kept as is) to a temp file in the target folder, then rename."""
+    """Write lines (UTF-8, `\\n` kept as is) to a temp file in the target folder, fsync, then rename."""
     path = Path(path)
     with _temp_sibling(path) as (fd, tmp):
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             for line in lines:
                 fh.write(line)
+            _sync(fh)
         os.replace(tmp, path)
+    _sync_folder(path.parent)
     return path
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    """Write bytes via a temp file and `os.replace`: readers never see half a file."""
-    path = Path(path)
-    with _temp_sibling(path) as (fd, tmp):
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    return path
+    """Write bytes via a temp file, fsync and `os.replace`: readers never see half a file."""
+    return atomic_write_stream(path, lambda fh: fh.write(data))
 
 
 def write_new_file(path: str | os.PathLike, data: bytes) -> bool:

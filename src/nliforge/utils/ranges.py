@@ -31,8 +31,11 @@ class Range:
     also: tuple[tuple[Any, str], ...] = ()   # (special value, what it means), e.g. (-1, "no limit")
     integer: bool = False                    # said in the message: "an integer >= 1"
 
+    def allows_special(self, value: Any) -> bool:
+        return any(value == special for special, _ in self.also)
+
     def allows(self, value: Any) -> bool:
-        if any(value == special for special, _ in self.also):
+        if self.allows_special(value):
             return True
         if self.low is not None and (value <= self.low if self.low_open else value < self.low):
             return False
@@ -158,6 +161,8 @@ def range_problem(key: str, value: Any) -> str | None:
             return None
         if value != value:   # NaN compares false with everything
             return f"{key}={value!r}: expected {allowed.describe()}"
+        if value in (float("inf"), float("-inf")) and not allowed.allows_special(value):   # inf trains on NaN
+            return f"{key}={value!r}: expected a finite number ({allowed.describe()})"
     elif not isinstance(value, str):
         return None
     return None if allowed.allows(value) else f"{key}={value!r}: expected {allowed.describe()}"
