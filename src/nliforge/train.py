@@ -22,7 +22,7 @@ from nliforge.models.backbone import build_backbone, save_backbone
 from nliforge.models.classifier import NLIClassifier
 from nliforge.models.poe import (BiasTable, PoEClassifier, bias_model_setting, check_bias_table, frozen_bias_table,
                                  poe_settings)
-from nliforge.models.checkpoint_io import AtomicCheckpointIO
+from nliforge.models.checkpoint_io import AtomicCheckpointIO, check_checkpoint_file
 from nliforge.models.positions import check_max_length
 from nliforge.models.preemption import PreemptionCheckpoint
 from nliforge.models.resume import (RandomStateCallback, check_resume_config, checkpoint_callbacks, checkpoint_dir,
@@ -179,6 +179,8 @@ def train(cfg: DictConfig) -> dict:
         check_run_dir(out, ckpt, overwrite)
     resume_from = resume_checkpoint(ckpt, checkpoint_dir(cfg))
     check_resume_config(cfg, out, resume_from)
+    if resume_from is not None:
+        check_checkpoint_file(resume_from)   # a torn or foreign file: one line, before anything is written
     inputs = read_inputs(cfg)
     with run_dir_lock(out) if rank_zero else nullcontext():
         if rank_zero:

@@ -147,16 +147,12 @@ def ckpt_setting(cfg: DictConfig, out: Path) -> str | None:
 
 def resume_checkpoint(ckpt: str | None, folder: Path) -> str | None:
     """The file a resume loads: `last` is the folder's `last.ckpt` (none yet: a fresh start, as a run
-    killed before its first checkpoint), a path is that file; either checked to be a whole checkpoint
-    before anything is written."""
-    from nliforge.models.checkpoint_io import check_checkpoint_file
-
+    killed before its first checkpoint), a path is that file. Check it with
+    `nliforge.models.checkpoint_io.check_checkpoint_file` before anything is written."""
     if ckpt is None:
         return None
     path = folder / "last.ckpt" if ckpt == "last" else Path(ckpt)
-    if ckpt == "last" and not path.exists():
-        return None
-    return str(check_checkpoint_file(path))
+    return None if ckpt == "last" and not path.exists() else str(path)
 
 
 def check_resume_config(cfg: DictConfig, out: Path, ckpt: str | None) -> None:
