@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from nliforge.errors import NLIDataError
 from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 from nliforge.utils.model_folder import check_model_folder
 from nliforge.utils.run import build_loggers, close_loggers, configure_process, prepare_output_dir
+from nliforge.utils.atomic import read_json_file
 
 log = logging.getLogger("nliforge.evaluate")
 
@@ -22,7 +22,7 @@ def training_run(cfg: DictConfig) -> dict:
     else the seed of its config.yaml; {} for a Hub id or a folder saved elsewhere."""
     run = Path(str(cfg.model.backbone.get("name_or_path") or "")).expanduser().parent
     if (run / "train_set.manifest.json").is_file():
-        return json.loads((run / "train_set.manifest.json").read_text())
+        return read_json_file(run / "train_set.manifest.json")
     if (run / "config.yaml").is_file():
         seed = (OmegaConf.load(run / "config.yaml") or {}).get("seed")
         return {"seed": seed} if seed is not None else {}

@@ -14,6 +14,7 @@ from omegaconf import DictConfig, OmegaConf
 from nliforge.errors import NLIDataError
 from nliforge.engine.run_folder import RunFolder
 from nliforge.publishing.card import write_card
+from nliforge.publishing.local_paths import public_set, without_local_paths
 from nliforge.publishing.dataset_files import data_file, label_names, load_set, write_split
 from nliforge.publishing.upload import check_repo_id, upload_folder
 from nliforge.utils.atomic import build_folder
@@ -37,7 +38,8 @@ def publish(cfg: DictConfig) -> dict:
     repo_id = check_repo_id(str(cfg.repo_id))
     manifest, config = read_run(run)
     splits = OmegaConf.to_container(cfg.splits, resolve=True) if cfg.get("splits") else None
-    chosen = load_set(run, str(cfg.set), manifest, splits)
+    chosen = public_set(load_set(run, str(cfg.set), manifest, splits), run)   # no path of this machine
+    manifest, config = without_local_paths(manifest, run), without_local_paths(config, run)
     names = label_names(chosen.splits)
     meta = OmegaConf.to_container(cfg.card, resolve=True)
     meta["pretty_name"] = meta.get("pretty_name") or repo_id.split("/")[1]

@@ -29,6 +29,7 @@ from nliforge.errors import NLIDataError
 from nliforge.data.jsonl import read_jsonl, records_digest
 from nliforge.data.records import Record, record_from_mapping
 from nliforge.engine.stages import RECORD_FIELDS, StageContext, StageOutput, stage
+from nliforge.utils.atomic import read_json_file
 
 INPUT_STAGE = "input"
 FINAL = "dataset.jsonl"
@@ -73,13 +74,13 @@ def _enclosing_run(path: Path) -> dict | None:
     for parent in path.resolve().parents:
         manifest = parent / "manifest.json"
         if manifest.is_file():
-            m = json.loads(manifest.read_text(encoding="utf-8"))
+            m = read_json_file(manifest)
             return {"path": str(parent), "pipeline": m.get("pipeline"), "input": m.get("input")}
     return None
 
 
 def _from_run(root: Path, where: str) -> tuple[list[Record], dict]:
-    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    manifest = read_json_file(root / "manifest.json")
     final = manifest.get("final")
     if not final:
         raise NLIDataError(f"{where}={str(root)!r}: this run folder has no final dataset (manifest.json has no "

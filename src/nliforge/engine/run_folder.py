@@ -27,7 +27,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from nliforge.errors import NLIDataError
-from nliforge.utils.atomic import atomic_write_text
+from nliforge.utils.atomic import atomic_write_text, read_json_file
 from nliforge.utils.config_diff import VOLATILE_KEYS, config_difference, first_difference  # noqa: F401 - re-exported
 from nliforge.utils.environment import source_commit, versions, write_environment  # noqa: F401 - re-exported
 
@@ -102,7 +102,7 @@ class RunFolder:
     # -- manifest -----------------------------------------------------------------------------------
     def manifest(self) -> dict:
         path = self.root / "manifest.json"
-        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"stages": {}}
+        return read_json_file(path) if path.exists() else {"stages": {}}
 
     def update_manifest(self, stages: Mapping[str, Mapping] | None = None, **fields: Any) -> dict:
         data = self.manifest()

@@ -17,6 +17,7 @@ from nliforge.errors import NLIDataError
 from nliforge.data.jsonl import read_jsonl
 from nliforge.data.labels import ALL_GOLD_LABELS, LABELS
 from nliforge.data.records import Record
+from nliforge.utils.atomic import read_json_file
 
 SETS = ("auto", "final", "reviewed")
 FINAL = "dataset.jsonl"
@@ -72,7 +73,7 @@ def load_set(run: Path, which: str, manifest: Mapping, extra: Mapping[str, str] 
         splits[str(name)] = read_jsonl(Path(str(other)))
     review = {}
     if kind == "reviewed" and (run / REVIEW_REPORT).is_file():
-        review = json.loads((run / REVIEW_REPORT).read_text(encoding="utf-8"))
+        review = read_json_file(run / REVIEW_REPORT)
     return PublishedSet(kind, path, splits, review)
 
 

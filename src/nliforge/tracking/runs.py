@@ -11,7 +11,6 @@ set's challenge average with its t-interval. Generation runs are in `nliforge.tr
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -23,6 +22,7 @@ from omegaconf import DictConfig
 
 from nliforge.cartography.select import REGIONS, select_region
 from nliforge.data.labels import LABELS
+from nliforge.utils.atomic import read_json_file
 
 REGION_FRACTION = 0.33   # Swayamdipta et al. (2020) train on the 33% most ambiguous / hard / easy
 CHALLENGE = "challenge_avg"
@@ -109,7 +109,7 @@ def log_training_run(loggers: Iterable, cfg: DictConfig, out: Path, results: Map
     import wandb
 
     out = Path(out)
-    manifest = json.loads((out / "train_set.manifest.json").read_text(encoding="utf-8"))
+    manifest = read_json_file(out / "train_set.manifest.json")
     files = [p for p in (out / "train_set.manifest.json", out / "train_set.jsonl") if p.exists()]
     use_dataset(run, f"trainset-{manifest['train_id_ascii']}", files, manifest)
     payload = {"suite/results": wandb.Table(dataframe=suite_table(results, manifest["train_id"], int(cfg.seed)))}

@@ -7,7 +7,8 @@ place nliforge writes output atomically:
 * `atomic_write_stream`: replace a file with what a writer function writes to it (checkpoints);
 * `write_new_file`: create a file only if it does not exist yet, even against a concurrent writer;
 * `save_figure`: a matplotlib figure as PNG;
-* `build_folder` / `replace_folder`: a whole folder.
+* `build_folder` / `replace_folder`: a whole folder;
+* `read_json_file`: the reading side, a torn or foreign JSON file as one error naming it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 from pathlib import Path
 
 
@@ -156,3 +158,25 @@ def build_folder(out_dir: str | os.PathLike, build: Callable[[Path], None],
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out_dir
+
+
+def read_json_file(path: str | os.PathLike) -> Any:
+    """The JSON value in `path`; a torn (half-written by an older version, or cut short by a full disk),
+    empty or foreign file is an `NLIDataError` naming the file and where the parser stopped."""
+    import json
+
+    from nliforge.errors import NLIDataError
+
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise NLIDataError(f"{path}: not a JSON file (byte {err.start} is not UTF-8)") from None
+    except IsADirectoryError:
+        raise NLIDataError(f"{path}: is a folder, not a JSON file") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        what = "empty" if not text.strip() else f"not valid JSON at line {err.lineno} column {err.colno} ({err.msg})"
+        raise NLIDataError(f"{path}: {what}; the file is torn or not nliforge's: restore it or start the run "
+                           "folder again") from None

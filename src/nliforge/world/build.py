@@ -11,7 +11,7 @@ from pathlib import Path
 
 from nliforge.data.jsonl import write_jsonl
 from nliforge.data.records import Record
-from nliforge.utils.atomic import atomic_write_text, build_folder
+from nliforge.utils.atomic import atomic_write_text, build_folder, read_json_file
 from nliforge.world.artifacts import ARTIFACTS, measure_artifact
 from nliforge.world.config import GENERATOR_VERSION, SPLITS, WorldConfig
 from nliforge.world.generator import generate_split
@@ -72,4 +72,4 @@ def _built(folder: Path) -> bool:
 
 def read_manifest(folder: str | os.PathLike) -> dict:
     """The manifest of a built world."""
-    return json.loads((Path(folder) / MANIFEST_NAME).read_text(encoding="utf-8"))
+    return read_json_file(Path(folder) / MANIFEST_NAME)
