@@ -3,7 +3,8 @@
 AMT (WANLI App. D: five examples per HIT, text boxes pre-filled with the original texts, one
 label or "discard" per example):
 - `export_amt` writes the batch-input CSV: one row per HIT, columns `uid_i, premise_i,
-  hypothesis_i` for i = 1..per_hit (a short last HIT has blank slots); `amt_layout()` is a
+  hypothesis_i` for i = 1..per_hit (a short last HIT has blank slots; a cell a spreadsheet would run
+  as a formula gets a leading `'`, taken off again on import: review/csv_cells.py); `amt_layout()` is a
   matching HIT layout whose answer fields are `label_i`, `premise_i`, `hypothesis_i`.
 - `import_amt` reads the batch-results CSV (`HITId, AssignmentId, WorkerId, AssignmentStatus,
   SubmitTime, Input.<col>, Answer.<field>`). `Answer.label_i` holds the label; a radio group may
@@ -30,6 +31,7 @@ from pathlib import Path
 
 from nliforge.errors import NLIDataError
 from nliforge.data.records import Record, check_unique_uids
+from nliforge.review.csv_cells import from_spreadsheet, spreadsheet_safe
 from nliforge.review.text import differs, normalize_whitespace
 from nliforge.data.judgements import REVIEW_LABELS, Judgement
 from nliforge.utils.atomic import atomic_write_text
@@ -74,12 +76,12 @@ def export_amt(records: Sequence[Record], path: str | os.PathLike, per_hit: int 
     _index(records)
     header = [f"{name}_{i}" for i in range(1, per_hit + 1) for name in SLOT_FIELDS]
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
+    writer = csv.writer(buf, lineterminator="\r\n")   # RFC 4180: a CR or LF inside a text is then quoted
     writer.writerow(header)
     for start in range(0, len(records), per_hit):
         row = []
         for rec in records[start:start + per_hit]:
-            row += [rec.uid, rec.premise, rec.hypothesis]
+            row += [spreadsheet_safe(text) for text in (rec.uid, rec.premise, rec.hypothesis)]
         writer.writerow(row + [""] * (len(header) - len(row)))
     return atomic_write_text(path, [buf.getvalue()])
 
@@ -141,13 +143,14 @@ def _amt_row(row: Mapping[str, str], index: Mapping[str, Record], where: str) ->
     created = _submit_time(row.get("SubmitTime", ""), where)
     out, i = [], 1
     while f"Input.uid_{i}" in row:
-        uid = (row[f"Input.uid_{i}"] or "").strip()
+        uid = from_spreadsheet((row[f"Input.uid_{i}"] or "").strip())
         if uid:
             if uid not in index:
                 raise NLIDataError(f"{where}: column Input.uid_{i}: uid {uid!r} is not among the review items")
             extra = {"hit_id": row["HITId"], "assignment_id": row["AssignmentId"], "slot": i}
             out.append(review_judgement(index[uid], worker, _amt_label(row, i, where),
-                                        row.get(f"Answer.premise_{i}") or "", row.get(f"Answer.hypothesis_{i}") or "",
+                                        from_spreadsheet(row.get(f"Answer.premise_{i}") or ""),
+                                        from_spreadsheet(row.get(f"Answer.hypothesis_{i}") or ""),
                                         "amt", created, extra, f"{where}: column Answer.label_{i}"))
         i += 1
     if i == 1:
