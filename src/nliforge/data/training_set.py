@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,8 +14,11 @@ from nliforge.data.combine_tree import combination_tree, describe, evaluate, ren
 from nliforge.errors import NLIDataError
 from nliforge.data.jsonl import records_digest, write_jsonl
 from nliforge.data.records import Record
+from nliforge.data.register import set_origin
 from nliforge.data.registry import load_set, require_records
 from nliforge.utils.atomic import atomic_write_text
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -47,6 +51,7 @@ def build_training_set(cfg: DictConfig) -> TrainingSet:
     named = []
     for name, spec in specs.items():
         where = f"data.train_sets.{name}"
+        log.info("training set %s: %s", name, set_origin(name))   # which file a name selected
         records = load_set(spec, where, world, cfg.data.cache_dir)
         require_records(records, spec, where)   # an empty part of a combination, too: before any file is written
         named.append((spec.get("name", name), records))

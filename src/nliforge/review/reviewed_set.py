@@ -11,7 +11,7 @@ from omegaconf import DictConfig
 
 from nliforge.errors import NLIDataError
 from nliforge.data.jsonl import write_jsonl
-from nliforge.data.register import check_train_set_name, register_train_set  # noqa: F401 - re-exported
+from nliforge.data.register import check_can_register, check_train_set_name, register_train_set  # noqa: F401 - re-exported
 from nliforge.review.actions import load_items, open_store, review_dir
 from nliforge.utils.atomic import atomic_write_text
 from nliforge.utils.home import user_conf_dir
@@ -64,10 +64,11 @@ def aggregate_action(cfg: DictConfig) -> dict:
                            f"({_why_nothing(mode, records, judgements, report)}); nothing written or registered: "
                            "add judgements (nliforge-review serve / import) and aggregate again")
     folder = review_dir(cfg)
-    write_jsonl(out, folder / "reviewed.jsonl")
-    write_jsonl(disagreements, folder / "disagreements.jsonl")
     name = cfg.aggregate.get("name") or f"{Path(cfg.run).resolve().name}_reviewed"
     conf = Path(cfg.aggregate.register_dir) if cfg.aggregate.get("register_dir") else user_conf_dir()
+    check_can_register(str(name), conf, str(Path(cfg.run).resolve()))   # a taken name: refused, nothing written
+    write_jsonl(out, folder / "reviewed.jsonl")
+    write_jsonl(disagreements, folder / "disagreements.jsonl")
     registered = register_train_set(str(name), folder / "reviewed.jsonl", conf, str(Path(cfg.run).resolve()))
     report.update({"mode": mode, "examples": len(records), "kept": len(out), "train_set": str(name),
                    "registered": str(registered)})
