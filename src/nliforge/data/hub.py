@@ -151,7 +151,7 @@ def columns_to_records(spec: Mapping[str, Any], where: str, columns: Mapping[str
     meta_cols = {k: columns[k] for k in resolved["meta_fields"] if k in columns}
     table = _label_table(label_map, where)
     split, prefix = meta.get("split", ""), spec.get("uid_prefix") or spec["name"]
-    limit_chars, empty = max_field_chars(spec), []
+    limit_chars, empty, no_gold = max_field_chars(spec), [], []
     records = []
     for i in progress_bar(range(n), desc=f"load {spec['name']}", disable=n < 50_000, mininterval=2):
         at = f"{meta.get('file')}:{row_lines[i]}" if row_lines is not None else f"{where} ({row_name} {i})"
@@ -161,7 +161,8 @@ def columns_to_records(spec: Mapping[str, Any], where: str, columns: Mapping[str
         if raw not in table:
             _raise_unmapped(label_map, raw, at)
         label = table[raw]
-        if label is None:  # no gold label (SNLI -1): dropped, as every paper does
+        if label is None:  # no gold label (SNLI -1, MNLI's `-`): dropped, as every paper does, and counted
+            no_gold.append((at, raw))
             continue
         if pattern is not None:
             text = columns[parse["column"]][i]
@@ -183,6 +184,9 @@ def columns_to_records(spec: Mapping[str, Any], where: str, columns: Mapping[str
         records.append(Record(uid, premise, hypothesis, label, spec["name"], row_meta))
     if empty:
         log.warning("%s: dropped %d row(s) with an empty premise or hypothesis (first at %s)", where, len(empty), empty[0])
+    if no_gold:
+        log.info("%s: dropped %d row(s) without a gold label (label %r, first at %s), as the papers do", where,
+                 len(no_gold), no_gold[0][1], no_gold[0][0])
     return records
 
 
