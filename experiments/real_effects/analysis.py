@@ -176,8 +176,9 @@ def main(scratch: Path, out: Path) -> None:
         tested = crit in DESCRIPTION
         what = DESCRIPTION.get(crit, "reported")
         hp = "" if math.isnan(r.holm_p) else f"{r.holm_p:.4f}"
-        v = verdict(r) if tested and crit != "G1" else ("gate " + ("passed" if r.low > 0 else "NOT passed")
-                                                          if crit == "G1" else "reported")
+        gate = ("gate not tested (one world)" if math.isnan(r.low) else
+                "gate passed" if r.low > 0 else "gate NOT passed")
+        v = verdict(r) if tested and crit != "G1" else (gate if crit == "G1" else "reported")
         md.append(f"| {crit} | {what} | {r.per_world} | {fmt(r)} | {int(r.n_worlds)} | {r.p_one_sided:.4f} | {hp} | "
                   f"{'**' + v + '**' if tested else v} |")
     if l1:
@@ -189,7 +190,7 @@ def main(scratch: Path, out: Path) -> None:
             g = lv[lv.arm == a]
             md.append(f"| {a} | " + " | ".join(f"{100 * g[c].mean():.1f}" for c in cols) + " |")
         subs = [c for c in lv.columns if "/" in c or c.startswith(("le_", "ln_", "se_", "sn_", "ce_", "cn_"))]
-        md += ["", "## E1 per subcase (mean over worlds, %; 200 pairs per world each)", "",
+        md += ["", "## E1 per subcase (mean over worlds, %; 40 pairs per world each)", "",
                "| subcase | " + " | ".join(E1_ARMS) + " |", "|---|---|---|---|"]
         for c in sorted(subs):
             md.append(f"| {c} | " + " | ".join(f"{100 * lv[lv.arm == a][c].mean():.1f}" for a in E1_ARMS) + " |")

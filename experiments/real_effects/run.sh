@@ -39,7 +39,10 @@ for step in "${STEPS[@]}"; do
                 for arm in ambiguous random easy; do
                     one "e4/w$w/$arm" "exp_real_effects_w${w}_e4_$arm" "exp_real_effects_w${w}_e4"
                 done ;;
-            *) echo "$0: unknown step '$step'; expected e1 or e4" >&2; exit 2 ;;
+            diag) for arm in plus mnli; do   # E1's diagnosis (README "E1 diagnosis"): the same sets, 3 epochs
+                      one "diag/w$w/${arm}_3ep" "exp_real_effects_w${w}_$arm" "exp_real_effects_w$w" model.max_epochs=3
+                  done ;;
+            *) echo "$0: unknown step '$step'; expected e1, e4 or diag" >&2; exit 2 ;;
         esac
     done
 done
