@@ -25,6 +25,7 @@ import pandas as pd
 
 from nliforge.data.jsonl import atomic_write_text
 from nliforge.data.labels import LABELS
+from nliforge.utils.atomic import read_json_file
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +94,7 @@ def read_meta(out_dir: str | os.PathLike) -> dict:
     path = Path(out_dir) / META_NAME
     if not path.exists():
         return {}
-    return json.loads(path.read_text(encoding="utf-8"))
+    return read_json_file(path)
 
 
 def update_meta(out_dir: str | os.PathLike, mode: str, epoch: int, num_examples: int) -> dict:

@@ -21,7 +21,7 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
 from nliforge.models.tiny_tokenizer import train_causal_tokenizer
-from nliforge.utils.atomic import build_folder
+from nliforge.utils.atomic import build_folder, read_json_file
 from nliforge.utils.progress import progress as progress_bar
 
 META_NAME = "nliforge_lm.json"
@@ -66,7 +66,7 @@ def settings_digest(documents: Sequence[str], settings: LMSettings) -> str:
 def read_lm_meta(folder: str | os.PathLike) -> dict | None:
     """The training record of a finished LM folder (settings, digest, losses), or None."""
     path = Path(folder) / META_NAME
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    return read_json_file(path) if path.is_file() else None
 
 
 def is_finished(folder: str | os.PathLike, digest: str) -> bool:

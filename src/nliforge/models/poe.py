@@ -31,6 +31,7 @@ from nliforge.errors import NLIDataError
 from nliforge.data.records import Record
 from nliforge.models.classifier import NLIClassifier, log_this_step, progress_bar_drawn
 from nliforge.models.predict import classifier_folder, load_classifier, predict_probs
+from nliforge.utils.atomic import read_json_file
 
 log = logging.getLogger(__name__)
 
@@ -187,7 +188,7 @@ def trained_input(folder: Path) -> str | None:
         if config.is_file():
             model = OmegaConf.load(config).get("model") or {}
             return str(model.get("input", "pair"))
-    recorded = json.loads((folder / "config.json").read_text()).get("nliforge_input")
+    recorded = read_json_file(folder / "config.json").get("nliforge_input")
     return None if recorded is None else str(recorded)
 
 
