@@ -46,7 +46,7 @@ def check_run_dir(out: Path, ckpt_path: str | None, overwrite: bool) -> None:
 def empty_run_dir(out: Path) -> None:
     """Remove everything in `out` except Hydra's files of this very run and the lock."""
     for entry in out.iterdir():
-        if entry.name in HYDRA_FILES:
+        if entry.name in HYDRA_FILES or entry.suffix == ".log":   # Hydra's log of this job, open right now
             continue
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry)
