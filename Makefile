@@ -11,12 +11,14 @@ LOCK_C := $(if $(strip $(LOCK)),-c .lock-constraint.txt)
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
-# The CPU kernel paths of torch, oneDNN and MKL, pinned for every demo and test (docs/reproducibility.md):
-# they move the demo's numbers between machines, and must be set before torch is imported.
-ifeq ($(shell uname -m),x86_64)
-export ATEN_CPU_CAPABILITY ?= avx2
-export ONEDNN_MAX_CPU_ISA ?= AVX2
-export MKL_CBWR ?= COMPATIBLE
+# The CPU kernel paths of torch, oneDNN and MKL, pinned for the demos (docs/reproducibility.md): they move
+# the demo's numbers between machines, and must be set before torch is imported. x86-64 only; a value in the
+# environment wins; NLIFORGE_KERNEL_PIN=0 pins nothing.
+DEMOS := demo demo-real demo-generate readme-numbers
+ifeq ($(shell uname -m)$(filter 0,$(NLIFORGE_KERNEL_PIN)),x86_64)
+$(DEMOS): export ATEN_CPU_CAPABILITY ?= avx2
+$(DEMOS): export ONEDNN_MAX_CPU_ISA ?= AVX2
+$(DEMOS): export MKL_CBWR ?= COMPATIBLE
 endif
 
 
@@ -55,7 +57,7 @@ demo: install
 	nliforge-train experiment=demo
 
 # MiniLM on real MNLI pairs with a data map, and a suite table over real sets (~5 min on 2 idle cores).
-# Needs the real files: NLIFORGE_DATA_DIR=<folder> (e.g. ../shared/data/real) or `nliforge-data fetch all`.
+# Needs the real files: `nliforge-data fetch all`, or NLIFORGE_DATA_DIR=<a folder laid out like the download>.
 demo-real: install
 	nliforge-train experiment=real_text_demo
 

@@ -10,8 +10,8 @@ if [ "$INSTALLED" != "$ROOT/src" ]; then
 fi
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false WANDB_MODE=offline
 # The CPU kernel paths of torch, oneDNN and MKL, pinned as the Makefile pins them (docs/reproducibility.md):
-# set before any python starts, since torch reads them when it is imported.
-if [ "$(uname -m)" = x86_64 ]; then
+# set before any python starts, since torch reads them when it is imported. NLIFORGE_KERNEL_PIN=0: not pinned.
+if [ "$(uname -m)" = x86_64 ] && [ "${NLIFORGE_KERNEL_PIN:-1}" != 0 ]; then
     export ATEN_CPU_CAPABILITY="${ATEN_CPU_CAPABILITY:-avx2}" ONEDNN_MAX_CPU_ISA="${ONEDNN_MAX_CPU_ISA:-AVX2}" \
         MKL_CBWR="${MKL_CBWR:-COMPATIBLE}"
 fi

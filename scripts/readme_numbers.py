@@ -38,7 +38,7 @@ DEMOS = {   # name -> the command (the README says the same command)
     "disco_demo": GENERATE + ["pipeline=disco"],
     "longtext_demo": GENERATE + ["pipeline=longtext"],
     "zaug_demo": GENERATE + ["pipeline=zaug"],
-    # needs the real files: NLIFORGE_DATA_DIR (e.g. ../shared/data/real) or `nliforge-data fetch all`
+    # needs the real files: `nliforge-data fetch all`, or NLIFORGE_DATA_DIR (a folder laid out like the download)
     "real_demo": [sys.executable, "-m", "nliforge.train", "experiment=real_text_demo"],
 }
 REAL_METRICS = (("acc", "accuracy"), ("acc_cf", "both of a pair right"), ("delta_s", "δs (counterfactual sensitivity)"))
@@ -153,8 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         ap.error(f"--demos: unknown {unknown}; expected some of {list(DEMOS)}")
     if "real_demo" in names and args.runs is None and not os.environ.get("NLIFORGE_DATA_DIR"):
-        ap.error("real_demo needs the real data files: set NLIFORGE_DATA_DIR (e.g. ../shared/data/real), or leave "
-                 "it out with --demos")
+        ap.error("real_demo needs the real data files: set NLIFORGE_DATA_DIR (a folder laid out like the download; "
+                 "`nliforge-data fetch all` makes one), or leave it out with --demos")
     seconds = {} if args.runs is not None else run_demos(names, args.out, args.jobs)
     blocks = {}
     for name in names:
