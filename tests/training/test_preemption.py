@@ -89,3 +89,15 @@ def test_sigterm_from_outside_mid_training_then_resume_matches(whole, tmp_path):
     resumed = run(tmp_path / "run", cache, ["ckpt_path=last", "callbacks.checkpoint.every_n_train_steps=3"])
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     same_outputs(reference, tmp_path / "run")
+
+
+def test_sigterm_during_the_epoch_end_validation_resumes_exactly(whole, tmp_path):
+    """The stop comes between batches of the validation after epoch 1: the checkpoint is written as
+    Lightning unwinds, and the resume validates that epoch again and goes on as the uninterrupted run."""
+    reference, cache = whole
+    stopped = run(tmp_path / "run", cache, signal_at(STEPS // 2, "SIGTERM", "on_validation_batch_start"))
+    assert stopped.returncode == 128 + signal.SIGTERM, stopped.stderr[-3000:]
+    assert stopped.stderr.strip().splitlines()[-1].startswith("stopped by SIGTERM: resumable checkpoint ")
+    resumed = run(tmp_path / "run", cache, RESUME)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    same_outputs(reference, tmp_path / "run")

@@ -18,6 +18,7 @@ import signal
 from lightning.pytorch import Callback
 
 HOOKS = ("on_train_batch_start", "on_before_optimizer_step", "on_train_batch_end")
+VALIDATION_HOOK = "on_validation_batch_start"   # in an epoch-end validation, after `step` optimizer steps
 
 
 class SignalAtStep(Callback):
@@ -29,8 +30,8 @@ class SignalAtStep(Callback):
     """
 
     def __init__(self, step: int, hook: str = "on_before_optimizer_step", signal: str = "SIGKILL") -> None:
-        if hook not in HOOKS:
-            raise ValueError(f"callbacks.kill.hook={hook!r}; valid: {', '.join(HOOKS)}")
+        if hook not in (*HOOKS, VALIDATION_HOOK):
+            raise ValueError(f"callbacks.kill.hook={hook!r}; valid: {', '.join((*HOOKS, VALIDATION_HOOK))}")
         self.step, self.hook, self.signum, self.sent = int(step), hook, _signal(signal), False
 
     def _maybe_die(self, trainer, hook: str) -> None:
@@ -47,6 +48,10 @@ class SignalAtStep(Callback):
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
         # global_step already counts this batch's update here
         self._maybe_die(trainer, "on_train_batch_end")
+
+    def on_validation_batch_start(self, trainer, pl_module, batch, batch_idx, dataloader_idx=0) -> None:
+        if not trainer.sanity_checking:
+            self._maybe_die(trainer, VALIDATION_HOOK)
 
 
 class SigkillAtStep(SignalAtStep):
