@@ -36,7 +36,10 @@ def test_acc(run_dirs: list[Path]) -> dict[int, float]:
 
 def row_acc(world: Path, row: str) -> dict[int, float]:
     folder = world / "sweep" / row
-    return test_acc(find_run_dirs(folder)) if folder.is_dir() else {}
+    try:
+        return test_acc(find_run_dirs(folder))
+    except FileNotFoundError:   # not trained yet, or still running
+        return {}
 
 
 def intended_share(run: Path) -> tuple[int, float, dict[str, float]] | None:
