@@ -17,7 +17,7 @@ from nliforge.utils.run import prepare_output_dir
 
 
 def folder(tmp_path: Path, overrides: list[str] = ()) -> Path:
-    """A run folder as a first start leaves it: config.yaml and checkpoints/last.ckpt."""
+    """A run folder as a first start leaves it: config.yaml, environment.json and checkpoints/last.ckpt."""
     out = tmp_path / "run"
     prepare_output_dir(compose_config("train", ["logger=none", *SMALL_WORLD, *overrides], out, tmp_path / "cache"))
     (out / "checkpoints").mkdir()
@@ -64,7 +64,7 @@ def test_train_refuses_before_it_rewrites_anything(tmp_path):
     with pytest.raises(NLIDataError, match="seed was 0, now 3"):
         train(cfg)
     assert (out / "config.yaml").read_bytes() == before
-    assert sorted(p.name for p in out.iterdir()) == ["checkpoints", "config.yaml"]
+    assert sorted(p.name for p in out.iterdir()) == ["checkpoints", "config.yaml", "environment.json"]
 
 
 def test_a_copied_run_folder_resumes_its_paths_follow_it(tmp_path):
