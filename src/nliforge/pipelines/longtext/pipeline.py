@@ -235,6 +235,7 @@ def explain_train_config(cfg: DictConfig, train_jsonl, out_dir, max_length: int,
             sub.model.backbone.max_position_embeddings = int(max_length) + 2
         sub.save_model = True
         sub.ckpt_path = None
+        sub.overwrite_output = True   # the stage trains afresh: an earlier attempt's folder is emptied
         sub.callbacks = {}
         sub.logger = {k: v for k, v in (sub.get("logger") or {}).items() if k == "csv"}
         sub.trainer.enable_progress_bar = False
