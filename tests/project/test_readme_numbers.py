@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from nliforge.utils.environment import kernel_pin
 from nliforge.utils.readme_blocks import read_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,6 +89,8 @@ def test_a_fresh_run_of_every_demo_gives_the_readme_numbers(tmp_path):
     printed = (tmp_path / "train_demo.log").read_text()
     table = read_blocks((ROOT / "README.md").read_text())["train_demo.table"]
     assert table.strip() in printed   # `make demo` prints the README's table
+    recorded = json.loads((tmp_path / "train_demo" / "environment.json").read_text())["env"]
+    assert {k: recorded[k] for k in kernel_pin()} == kernel_pin()   # the README's numbers are the pinned path's
     _the_biased_demo_model_fails_a_challenge_split(tmp_path / "train_demo")
 
 
