@@ -145,3 +145,23 @@ def test_a_checkpoint_is_written_in_its_folder_and_a_full_disk_leaves_the_old_on
         io.save_checkpoint({"step": 3}, last)
     assert io.load_checkpoint(last)["step"] == 2
     assert sorted(p.name for p in last.parent.iterdir()) == ["last.ckpt"]   # no temporary file left
+
+
+def test_a_requeued_slurm_job_resumes_its_own_folder_by_itself(tmp_path, monkeypatch):
+    from nliforge.models.resume import ckpt_setting
+
+    out = tmp_path / "run"
+    cfg = cfg_for(out, tmp_path / "cache")
+    out.mkdir()
+    monkeypatch.delenv("SLURM_RESTART_COUNT", raising=False)
+    assert ckpt_setting(cfg, out) is None
+    monkeypatch.setenv("SLURM_RESTART_COUNT", "1")
+    assert ckpt_setting(cfg, out) is None                 # a first start's folder is new
+    (out / "config.yaml").write_text("seed: 0\n")         # stopped before its first checkpoint
+    assert ckpt_setting(cfg, out) == "last"
+    monkeypatch.setenv("SLURM_RESTART_COUNT", "0")
+    (out / "checkpoints").mkdir()
+    (out / "checkpoints" / "last.ckpt").write_bytes(b"x")
+    assert ckpt_setting(cfg, out) is None                 # outside a requeue: only what ckpt_path says
+    cfg.ckpt_path = str(out / "checkpoints" / "last.ckpt")
+    assert ckpt_setting(cfg, out) == "last"               # the folder's own last.ckpt, by its path

@@ -132,13 +132,15 @@ def checkpoint_dir(cfg: DictConfig) -> Path:
 
 def ckpt_setting(cfg: DictConfig, out: Path) -> str | None:
     """`ckpt_path` as given, with this run folder's own `last.ckpt` spelled `last`; a Slurm job that Slurm
-    requeued (SLURM_RESTART_COUNT) and whose folder has a `last.ckpt` resumes from it by itself."""
+    requeued (SLURM_RESTART_COUNT) into a folder its first start wrote resumes by itself: from `last.ckpt`,
+    or from the start when it was stopped before writing one."""
     from nliforge.models.preemption import slurm_restart
 
     ckpt = cfg.get("ckpt_path")
     last = checkpoint_dir(cfg) / "last.ckpt"
-    if ckpt is None and slurm_restart() and last.is_file():
-        log.info("requeued Slurm job (restart %d): resuming from %s", slurm_restart(), last)
+    if ckpt is None and slurm_restart() and (last.is_file() or (out / "config.yaml").is_file()):
+        log.info("requeued Slurm job (restart %d): resuming from %s", slurm_restart(),
+                 last if last.is_file() else "the start (stopped before its first checkpoint)")
         return "last"
     if ckpt not in (None, "last") and Path(str(ckpt)).resolve() == last.resolve():
         return "last"
