@@ -90,3 +90,29 @@ def test_a_preempted_slurm_job_resumes_by_itself_and_matches_an_uninterrupted_ru
     assert "requeued Slurm job (restart 1): resuming from" in out, out[-4000:]
     assert "Traceback" not in out, out[-4000:]
     same_outputs(tmp_path / "whole", tmp_path / "run")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1500)
+def test_a_warned_job_of_the_submitit_launcher_requeues_and_the_multirun_succeeds(slurm, tmp_path):
+    """`nliforge-train -m ... hydra/launcher=slurm`: submitit's own warning signal (USR2) reaches the job;
+    the job writes its checkpoint, then submitit's handler requeues it; its second start resumes, and the
+    multirun ends with exit 0 and the same results as an uninterrupted run."""
+    from test_slurm import LOCAL_LAUNCHER
+
+    cache, sweep = tmp_path / "cache", tmp_path / "sweep"
+    env = {**slurm, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "NLIFORGE_CACHE": str(cache)}
+    whole = subprocess.run([sys.executable, "-m", "nliforge.train", *JOB, f"hydra.run.dir={tmp_path / 'whole'}"],
+                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert whole.returncode == 0, whole.stderr[-3000:]
+    proc = subprocess.Popen(["nliforge-train", "-m", *JOB, *LOCAL_LAUNCHER, f"hydra.sweep.dir={sweep}"], cwd=tmp_path,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    last = sweep / "0" / "checkpoints" / "last.ckpt"
+    wait_for(lambda: last.exists() or proc.poll() is not None, 600, "the job's first step checkpoint")
+    job = next(p.name for p in (sweep / ".submitit").iterdir() if p.name.isdigit())
+    subprocess.run(["scancel", "--signal=USR2", job], env=slurm, check=True)
+    output, _ = proc.communicate(timeout=900)
+    assert proc.returncode == 0, output[-4000:]
+    logs = "".join(p.read_text() for p in (sweep / ".submitit").glob("*/*_log.*"))
+    assert "stopped by SIGUSR2: resumable checkpoint" in logs and "requeued Slurm job (restart 1)" in logs, logs[-4000:]
+    same_outputs(tmp_path / "whole", sweep / "0")
