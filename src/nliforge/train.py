@@ -8,35 +8,20 @@ import logging
 import os
 from contextlib import nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import hydra
-import lightning as L
-from lightning.pytorch.utilities.exceptions import SIGTERMException
 from omegaconf import DictConfig
 
 from nliforge.errors import NLIDataError
-from nliforge.data.datamodule import NLIDataModule, check_input
-from nliforge.data.training_set import build_training_set, write_training_manifest
-from nliforge.evaluation.registry import load_suite, pick_val_sets
-from nliforge.models.backbone import build_backbone, save_backbone
-from nliforge.models.classifier import NLIClassifier
-from nliforge.models.poe import (BiasTable, PoEClassifier, bias_model_setting, check_bias_table, frozen_bias_table,
-                                 poe_settings)
-from nliforge.models.checkpoint_io import AtomicCheckpointIO, check_checkpoint_file
-from nliforge.models.positions import check_max_length
-from nliforge.models.preemption import PreemptionCheckpoint
-from nliforge.models.resume import (RandomStateCallback, check_resume_config, checkpoint_callbacks, checkpoint_dir,
-                                   ckpt_setting, resume_checkpoint)
-from nliforge.utils.instantiate import instantiate
-from nliforge.utils.model_folder import check_model_folder
-from nliforge.utils.progress_callback import progress_callback_for
-from nliforge.evaluation.record import evaluate_and_record
-from nliforge.evaluation.run_table import run_table
-from nliforge.utils.environment import unpinned
 from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
-from nliforge.utils.run import build_loggers, close_loggers, configure_process, prepare_output_dir
-from nliforge.utils.run_dir import check_run_dir, empty_run_dir, run_dir_lock
-from nliforge.tracking.runs import log_training_run
+
+if TYPE_CHECKING:
+    from nliforge.models.classifier import NLIClassifier
+    from nliforge.models.poe import BiasTable
+
+# torch, Lightning, the models and the data path are imported where they are used, so that
+# `nliforge-train --help` and a config error come back without them (tests/cli/test_startup_imports.py).
 
 __all__ = ["main", "train"]
 
@@ -45,6 +30,10 @@ log = logging.getLogger("nliforge.train")
 
 def build_callbacks(cfg: DictConfig) -> list:
     """The `callbacks` group, plus the random state every checkpoint needs for an exact resume."""
+    from nliforge.models.resume import RandomStateCallback, checkpoint_callbacks
+    from nliforge.utils.instantiate import instantiate
+    from nliforge.utils.progress_callback import progress_callback_for
+
     callbacks = [RandomStateCallback()]
     line_progress = progress_callback_for(cfg.trainer, cfg.get("progress_every_s"))
     if line_progress is not None:         # output to a file: a progress line every N seconds, not a bar
@@ -75,6 +64,10 @@ def build_module(cfg: DictConfig, model, perm, val_names: list[str], poe: dict |
 
     The model's config records `model.input`, so the saved folder says which view it was trained on.
     """
+    from nliforge.models.classifier import NLIClassifier
+    from nliforge.models.poe import PoEClassifier
+    from nliforge.utils.instantiate import instantiate
+
     model.config.nliforge_input = model_input(cfg)
     args = (model, instantiate(cfg.model.optimizer, "model.optimizer"), cfg.model.weight_decay,
             cfg.model.warmup_ratio, perm, val_names)
@@ -101,6 +94,8 @@ def frozen_bias(cfg: DictConfig, records) -> BiasTable | None:
     """`model.poe.bias_model`'s log-probs on every training hypothesis, checked, or None when unset.
 
     Runs before the run folder gets any file, so a wrong folder leaves nothing behind."""
+    from nliforge.models.poe import bias_model_setting, check_bias_table, frozen_bias_table
+
     path = bias_model_setting(cfg.model)
     if path is None:
         return None
@@ -128,7 +123,7 @@ def compile_backbone(module: NLIClassifier, settings: DictConfig | None) -> None
     module.model.compile(**kwargs)
 
 
-def check_distributed(cfg: DictConfig, trainer: L.Trainer) -> None:
+def check_distributed(cfg: DictConfig, trainer) -> None:
     """Several processes need nliforge's own batch sharding: Lightning's sampler would break the plan
     that makes a DDP run train on the same batches as one process (and cannot wrap our sampler)."""
     if trainer.world_size > 1 and cfg.trainer.get("use_distributed_sampler", True):
@@ -141,6 +136,8 @@ def check_distributed(cfg: DictConfig, trainer: L.Trainer) -> None:
 
 def check_run_settings(cfg: DictConfig) -> None:
     """Settings that no type or range check sees, checked before the run folder gets any file."""
+    from nliforge.models.positions import check_max_length
+
     if cfg.model.get("kind") == "generator":
         raise NLIDataError("model: this is a Z-Aug generator config (kind: generator); nliforge-train needs a "
                            "classifier model (tiny, minilm, roberta_large, ...). Generators train in pipeline=zaug.")
@@ -153,6 +150,11 @@ def check_run_settings(cfg: DictConfig) -> None:
 def read_inputs(cfg: DictConfig) -> dict:
     """Training set, suite, validation sets, input view, product-of-experts settings and the frozen bias
     expert: every input validated before the run folder gets any file."""
+    from nliforge.data.datamodule import check_input
+    from nliforge.data.training_set import build_training_set
+    from nliforge.evaluation.registry import load_suite, pick_val_sets
+    from nliforge.models.poe import poe_settings
+
     ts = build_training_set(cfg)
     eval_sets = load_suite(cfg)
     poe = poe_settings(cfg.model)
@@ -168,6 +170,15 @@ def train(cfg: DictConfig) -> dict:
     unless this is its resume (`ckpt_path=last`) or `overwrite_output=true`, and it is locked while the
     run writes it. A SIGTERM (or a cluster's early warning) stops the run with a resumable checkpoint and
     a non-zero exit (`Preempted`, nliforge.models.preemption)."""
+    import lightning as L
+
+    from nliforge.data.training_set import write_training_manifest
+    from nliforge.models.checkpoint_io import check_checkpoint_file
+    from nliforge.models.resume import check_resume_config, checkpoint_dir, ckpt_setting, resume_checkpoint
+    from nliforge.utils.model_folder import check_model_folder
+    from nliforge.utils.run import configure_process, prepare_output_dir
+    from nliforge.utils.run_dir import check_run_dir, empty_run_dir, run_dir_lock
+
     check_model_folder(cfg.model.get("backbone", {}).get("name_or_path"), "model.backbone.name_or_path")
     configure_process(cfg)
     L.seed_everything(int(cfg.seed), workers=True)
@@ -199,6 +210,7 @@ def train(cfg: DictConfig) -> dict:
 def trainer_plugins() -> list:
     """Checkpoints written atomically in their folder; under Slurm, requeueing is nliforge's (after its
     checkpoint, PreemptionCheckpoint), not Lightning's (a checkpoint from inside the signal handler)."""
+    from nliforge.models.checkpoint_io import AtomicCheckpointIO
     from lightning.fabric.plugins.environments import SLURMEnvironment
 
     plugins: list = [AtomicCheckpointIO()]
@@ -209,6 +221,17 @@ def trainer_plugins() -> list:
 
 def fit_and_record(cfg: DictConfig, inputs: dict, out: Path, resume_from: str | None) -> dict:
     """Fit (from `resume_from` when given), evaluate the suite, save the model and the dynamics summary."""
+    from lightning.pytorch.utilities.exceptions import SIGTERMException
+
+    from nliforge.data.datamodule import NLIDataModule
+    from nliforge.evaluation.record import evaluate_and_record
+    from nliforge.models.backbone import build_backbone, save_backbone
+    from nliforge.models.preemption import PreemptionCheckpoint
+    from nliforge.models.resume import checkpoint_dir
+    from nliforge.tracking.runs import log_training_run
+    from nliforge.utils.instantiate import instantiate
+    from nliforge.utils.run import build_loggers, close_loggers
+
     ts, val_sets, poe, bias = inputs["ts"], inputs["val_sets"], inputs["poe"], inputs["bias"]
     log.info("training set %s: %d examples %s", ts.train_id, len(ts.records), ts.sizes)
     # only a tiny backbone trains its tokenizer on the training texts
@@ -257,6 +280,9 @@ def _summarize_dynamics(cfg: DictConfig) -> None:
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="train")
 def _hydra_main(cfg: DictConfig) -> None:
+    from nliforge.evaluation.run_table import run_table
+    from nliforge.utils.environment import unpinned
+
     with one_line_errors(NLIDataError):   # expected refusals: one `error:` line, no traceback
         results = train(cfg)
     table = run_table(results)

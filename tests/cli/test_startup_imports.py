@@ -42,3 +42,15 @@ def test_nliforge_evaluate_help_loads_neither_lightning_nor_the_models(tmp_path)
                          heavy=["nliforge.models.classifier", "nliforge.data.datamodule"])
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert json.loads(done.stdout.strip().splitlines()[-1]) == [] and "nliforge-evaluate" in done.stdout
+
+
+@pytest.mark.parametrize("argv", [["nliforge-train", "--help"], ["nliforge-train", "sedd=1"]], ids=["help", "unknown key"])
+def test_nliforge_train_help_and_config_errors_load_neither_torch_nor_lightning(argv, tmp_path):
+    code = SCRIPT.format(module="train", argv=argv, tops=["lightning", "torch"],
+                         heavy=["nliforge.models.classifier", "nliforge.data.datamodule", "nliforge.models.backbone"])
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [], done.stderr[-2000:]
+    if argv[1] == "--help":
+        assert "usage: nliforge-train" in done.stdout, done.stdout[-2000:]
+    else:
+        assert done.stderr.count("error:") == 1, done.stderr

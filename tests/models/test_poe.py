@@ -298,7 +298,7 @@ def test_training_uid_missing_from_bias_table_is_refused(cfg_train, tmp_path, mo
     def partial_table(path, records, **kwargs):   # an expert that scored all but the first record
         return BiasTable(path, [r.uid for r in records[1:]], np.zeros((len(records) - 1, 3), np.float32))
 
-    monkeypatch.setattr("nliforge.train.frozen_bias_table", partial_table)
+    monkeypatch.setattr("nliforge.models.poe.frozen_bias_table", partial_table)
     _frozen_poe_cfg(cfg_train, tmp_path)
     _refused(cfg_train, r"model.poe.bias_model=.*: no bias log-probs for training uid .* \(1 missing\)")
 
