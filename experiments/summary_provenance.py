@@ -44,7 +44,6 @@ RULES: tuple[tuple[str, str, str], ...] = (
     (r"^wanli_generated/results_labeller\.csv$", "d0_floor", CURRENT),
     (r"^(wanli_generated|disco_table3|combined|zfilter_training|real_lm)/", "fresh_draw_floor", STALE),
     (r"^nli_set/", "no_floor", CURRENT),
-    (r"^(wanli_table3|zaug_tables)/", "not_run", "not run"),
     (r"^real_text/results(_r1r4)?\.csv$", "d0_floor", STALE),   # one sample, the example as the unit
     (r"^real_text/", "d0_floor", CURRENT),
 )
@@ -74,11 +73,12 @@ def rule(first_file: str) -> tuple[str, str]:
 def provenance(claim, all_files: list[tuple[str, ...]] = ()) -> str:
     """`<design>; <status>` of one claim (summary_claims.Claim); `all_files`: every claim's files, for the
     superseded rule."""
-    files = tuple(claim.source.files) if claim.source is not None else tuple(claim.files)
+    if claim.source is None:   # a claim with no result file
+        return "not_run; not run"
+    files = tuple(claim.source.files)
     design, status = rule(files[0])
     kind = comparison(claim.source)
-    if design != "not_run":
-        design = {"floor": design, "d0": "vs_d0", "none": "no_floor"}[kind]
+    design = {"floor": design, "d0": "vs_d0", "none": "no_floor"}[kind]
     if any(set(files) < set(other) for other in all_files):
         status = SUPERSEDED
     return f"{design}; {status}"
