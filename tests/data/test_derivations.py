@@ -104,10 +104,11 @@ def test_li_ts_swaps_and_binarises():
 
 
 def test_unknown_derivation_lists_valid():
-    with pytest.raises(NLIDataError, match=r"where=.nope.: unknown derivation; valid: counterfactual_pairs, li_ts, revision_pairs, stress_"):
+    with pytest.raises(NLIDataError, match=r"where=.nope.: unknown derivation; valid: counterfactual_pairs, hans_subcase_200, li_ts, mccoy_hard, revision_pairs, stress_"):
         derive([], "nope", where="where")
     assert set(DERIVATIONS) == {"stress_word_overlap", "stress_negation", "stress_length_mismatch",
-                                "stress_spelling", "li_ts", "counterfactual_pairs", "revision_pairs"}
+                                "stress_spelling", "li_ts", "counterfactual_pairs", "revision_pairs",
+                                "hans_subcase_200", "mccoy_hard"}
 
 
 # ---------------------------------------------------------------- the derived loader on the world
@@ -152,7 +153,7 @@ def test_synthetic_stress_suite(stress_cfg):
 
 def test_derived_loader_errors_name_the_key(stress_cfg):
     world, cache = _world(stress_cfg), stress_cfg.data.cache_dir
-    with pytest.raises(NLIDataError, match=r"suite.sets.x.derivation='nope': unknown derivation; valid: counterfactual_pairs, li_ts"):
+    with pytest.raises(NLIDataError, match=r"suite.sets.x.derivation='nope': unknown derivation; valid: counterfactual_pairs, hans_subcase_200, li_ts"):
         load_set({"name": "x", "loader": "derived", "base": "test", "derivation": "nope"},
                  "suite.sets.x", world, cache)
     with pytest.raises(NLIDataError, match=r"suite.sets.x.base='nosuch': neither an eval set .* world splits: "):
