@@ -145,9 +145,47 @@ def verdict(row) -> str:
     return "not shown" + ("" if n >= 5 else f" ({n} worlds)")
 
 
+def train_acc(run: Path) -> list[tuple[float, float]]:
+    """Per epoch (in-training probabilities): accuracy on the run's HANS-like training pairs and on its MNLI pairs."""
+    import numpy as np
+
+    out = []
+    for f in sorted((run / "dynamics").glob("epoch_*.parquet")):
+        d = pd.read_parquet(f)
+        p = d[["p_entailment", "p_neutral", "p_contradiction"]].to_numpy()
+        ok = p.argmax(1) == d["gold"].to_numpy()
+        hans = d["uid"].str.startswith("hans").to_numpy()
+        out.append((float(ok[hans].mean()) if hans.any() else math.nan, float(ok[~hans].mean())))
+    return out
+
+
+def diagnosis(scratch: Path) -> list[str]:
+    """E1's diagnosis on world 1 (README): the E1 arms (1 epoch) beside the same sets trained 3 epochs."""
+    runs = {"mnli (1 epoch)": scratch / "e1/w1/mnli", "plus (1 epoch)": scratch / "e1/w1/plus",
+            "diamond (1 epoch)": scratch / "e1/w1/diamond", "mnli_3ep": scratch / "diag/w1/mnli_3ep",
+            "plus_3ep": scratch / "diag/w1/plus_3ep"}
+    runs = {k: v for k, v in runs.items() if (v / "metrics.csv").is_file()}
+    if not runs:
+        return []
+    hans, test = "exp_real_effects_w1_hans", "exp_real_effects_w1_mnli_test"
+    cells = [f"acc@{n}@{lab}" for n in HEUR.values() for lab in LABELS]
+    md = ["", "## E1 diagnosis, world 1 (README \"E1 diagnosis\"; %)", "",
+          "| run | HANS | MNLI test | " + " | ".join(c.removeprefix("acc@") for c in cells)
+          + " | HANS predicted entailment | training accuracy per epoch: HANS-like / MNLI pairs |",
+          "|---" * (len(cells) + 5) + "|"]
+    for name, run in runs.items():
+        m = metrics(run)
+        tr = "; ".join(f"{100 * h:.1f} / {100 * x:.1f}" if not math.isnan(h) else f"– / {100 * x:.1f}"
+                       for h, x in train_acc(run))
+        md.append(f"| {name} | {100 * m[(hans, 'acc')]:.1f} | {100 * m[(test, 'acc')]:.1f} | "
+                  + " | ".join(f"{100 * m[(hans, c)]:.1f}" for c in cells)
+                  + f" | {100 * entail_share(run, 1):.1f} | {tr} |")
+    return md
+
+
 def walls(scratch: Path) -> pd.DataFrame:
     rows = []
-    for done in sorted(scratch.glob("e*/w*/*.done")):
+    for done in sorted([*scratch.glob("e*/w*/*.done"), *scratch.glob("diag/w*/*.done")]):
         f = dict(kv.split("=", 1) for kv in done.read_text().split())
         rows.append({"run": f"{done.parent.parent.name}/{done.parent.name}/{done.stem}", "wall_s": int(f["wall"]),
                      "end": f.get("end", "")})
@@ -206,6 +244,7 @@ def main(scratch: Path, out: Path) -> None:
             g = lv[lv.arm == a]
             md.append(f"| {a} | " + " | ".join(f"{100 * g[c].mean():.1f}" for c in cols) + " |")
         lv.round(4).to_csv(out / "results_e4_levels.csv", index=False)
+    md += diagnosis(scratch)
     wt = walls(scratch)
     md += ["", "## Wall times (s, one thread)", "", "| run | wall s | ended (UTC) |", "|---|---|---|"]
     md += [f"| {r.run} | {r.wall_s} | {r.end} |" for r in wt.itertuples()]
