@@ -354,5 +354,30 @@ REAL_WORLDS = [   # R5: the real-text claims again with a world as the unit (exp
                     "leaves out the corpus's and the test sets' variance"),
 ]
 
+RE = ("real_effects/results.csv",)
+HANS_WORLDS = "Real MNLI + HANS, disjoint parts of MNLI dev with disjoint HANS slices as worlds"
+HANS7 = "augmentation raises HANS non-entailment (HANS §7; its numbers not in the seeds); MNLI-trained BERT-base 54.4 on HANS (Z-Aug Table 4)"
+E1_DIAG = ("2 of 5 worlds ran (CPU share 20-40% of one core under load 5-12); at 1 epoch the plus model predicted "
+           "entailment for 99.9% of HANS pairs; in world 1 it never learned its HANS-like training pairs (chance in "
+           "training); at 3 epochs non-entailment +30 to +38 points: experiments/real_effects/README.md")
+REAL_EFFECTS = [   # issue 38: known effects on real text, the world as the unit (experiments/real_effects/README.md)
+    *(Claim(f"{HANS_WORLDS}: MNLI + 500 HANS-like pairs − MNLI, HANS non-entailment accuracy, {name} (E1a; points)",
+            "McCoy et al. 2019 §7", HANS7, RealWorlds(f"E1a-{h}", RE, "world"), family="E1a", diagnosis=E1_DIAG)
+      for h, name in (("lo", "lexical overlap"), ("sub", "subsequence"), ("con", "constituent"))),
+    *(Claim(f"{HANS_WORLDS}: MNLI ◇ HANS-like (same size) − MNLI, HANS non-entailment accuracy, {name} (E1b; points)",
+            "McCoy et al. 2019 §7", HANS7, RealWorlds(f"E1b-{h}", RE, "world"), family="E1b", diagnosis=E1_DIAG)
+      for h, name in (("lo", "lexical overlap"), ("sub", "subsequence"), ("con", "constituent"))),
+    Claim("Real MNLI: most ambiguous third − random / easiest third, out-of-distribution mean (E4a, E4b)",
+          "Swayamdipta et al. 2020", "ambiguous data generalises better out of distribution", None, kind="not run",
+          files=("real_effects/README.md",), diagnosis="not reached this session: E1 and its diagnosis took the one thread"),
+    Claim("Real SNLI: human counterfactuals, dose-response, difference of differences (E2)",
+          "Kaushik et al. 2020; DISCO Table 5", "Acc on Human-CAD: 59.1 → 63.6 (+ Human-CAD), 64.1 (+ DISCO)", None,
+          kind="not run", files=("real_effects/README.md",), diagnosis="not reached this session (time)"),
+    Claim("Real SNLI: DISCO with SmolLM2 at full scale, gap closure against human revisions (E3)",
+          "DISCO Table 5", "Acc on Human-CAD 64.1 (+ DISCO, GPT-3)", None, kind="not run",
+          files=("real_effects/README.md",),
+          diagnosis="projected from R1's measured rate: hours of generation on one contended core"),
+]
+
 CLAIMS = [*CALIBRATION_AND_PREMISE, *MAX_VARIABILITY, *WANLI, *MECHANISM, *WANLI_SMOLLM2, *CONSISTENCY, *ZAUG_SETS, *POE,
-          *DISCO_AND_COMBINED, *NLI_SET_AND_REAL, *REAL_WORLDS]
+          *DISCO_AND_COMBINED, *NLI_SET_AND_REAL, *REAL_WORLDS, *REAL_EFFECTS]

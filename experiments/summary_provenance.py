@@ -44,11 +44,15 @@ RULES: tuple[tuple[str, str, str], ...] = (
     (r"^wanli_generated/results_labeller\.csv$", "d0_floor", CURRENT),
     (r"^(wanli_generated|disco_table3|combined|zfilter_training|real_lm)/", "fresh_draw_floor", STALE),
     (r"^nli_set/", "no_floor", CURRENT),
+    (r"^real_effects/README\.md$", "not_run", "not run"),   # issue 38: E2-E4 not run
+    (r"^real_effects/", "d0_floor", CURRENT),   # issue 38: disjoint parts as worlds
     (r"^real_text/results(_r1r4)?\.csv$", "d0_floor", STALE),   # one sample, the example as the unit
     (r"^real_text/", "d0_floor", CURRENT),
 )
 # real-text criteria whose baseline is base + N pairs of the corpus (a floor); the others compare no arms
 REAL_FLOOR_CRITERIA = {"R1a", "R1b", "R4a", "R5-R4a"}
+# real-text criteria whose baseline is the base set itself (real_effects E1: MNLI + or ◇ HANS-like − MNLI)
+REAL_D0_CRITERIA = {f"E1{x}-{h}" for x in "ab" for h in ("lo", "sub", "con")}
 D0_ROWS = {"D0", "D0 = D^b", "floor: D0 (plain training)"}
 
 
@@ -60,6 +64,8 @@ def comparison(source) -> str:
     minus = getattr(source, "minus", None)
     if minus is not None:   # summary_sources.Paired: row − minus
         return "d0" if minus in D0_ROWS else "floor" if "floor" in minus else "d0"
+    if getattr(source, "criterion", None) in REAL_D0_CRITERIA:
+        return "d0"
     return "floor" if getattr(source, "criterion", None) in REAL_FLOOR_CRITERIA else "none"
 
 
