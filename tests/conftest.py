@@ -33,6 +33,18 @@ CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")
 SMALL_WORLD = ["world.n_train=900", "world.n_dev=150", "world.n_test=300", "world.n_challenge=150"]
 
 
+def real_data_dir(required: str) -> Path:
+    """`NLIFORGE_DATA_DIR` when it holds `required` (a path inside a folder laid out like the download);
+    else the test skips, or fails where NLIFORGE_REQUIRE_REAL_DATA=1 (CI)."""
+    folder = os.environ.get("NLIFORGE_DATA_DIR")
+    if folder and (Path(folder) / required).is_file():
+        return Path(folder)
+    why = f"NLIFORGE_DATA_DIR={folder!r} does not hold {required} (a folder laid out like `nliforge-data fetch`'s)"
+    if os.environ.get("NLIFORGE_REQUIRE_REAL_DATA") == "1":
+        pytest.fail(f"NLIFORGE_REQUIRE_REAL_DATA=1 but {why}")
+    pytest.skip(why)
+
+
 def compose_plain(name: str, overrides: list[str]) -> DictConfig:
     """Compose `conf/<name>.yaml` with overrides, as the entry point would (no paths changed): the user data
     home's conf/ (registered sets) is on the search path, as `run_cli` puts it."""

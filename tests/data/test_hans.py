@@ -5,13 +5,13 @@ Tests that read the files skip without NLIFORGE_DATA_DIR (as tests/data/test_rea
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections import Counter
 from pathlib import Path
 
 import pytest
 import torch
+from conftest import real_data_dir
 
 from nliforge.data.fetch import registered_files, select
 from nliforge.data.hans import MCCOY_KEY, hard_pairs, stratify
@@ -27,13 +27,7 @@ HANS = "hans/hans_regenerated_seed0.tsv"
 
 @pytest.fixture
 def real_dir() -> Path:
-    folder = os.environ.get("NLIFORGE_DATA_DIR")
-    if folder and (Path(folder) / HANS).is_file():
-        return Path(folder)
-    why = f"NLIFORGE_DATA_DIR={folder!r} does not hold {HANS}"
-    if os.environ.get("NLIFORGE_REQUIRE_REAL_DATA") == "1":
-        pytest.fail(f"NLIFORGE_REQUIRE_REAL_DATA=1 but {why}")
-    pytest.skip(why)
+    return real_data_dir(HANS)
 
 
 def _registered(name: str) -> dict:

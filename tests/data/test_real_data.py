@@ -10,33 +10,27 @@ from __future__ import annotations
 import functools
 import http.server
 import logging
-import os
 import shutil
 import threading
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import real_data_dir
 from omegaconf import OmegaConf
 
 from nliforge.data.checks import DEFAULT_MAX_FIELD_CHARS, hash_fraction
-from nliforge.errors import DatasetNotCachedError, NLIDataError
 from nliforge.data.fetch import fetch, registered_files, select
-from nliforge.data.registry import eval_set_spec, load_set
 from nliforge.data.records import Record
+from nliforge.data.registry import eval_set_spec, load_set
+from nliforge.errors import DatasetNotCachedError, NLIDataError
 
 MCCOY = "mnli_dev_matched_mccoy.tsv"
 
 
 @pytest.fixture
 def real_dir() -> Path:
-    folder = os.environ.get("NLIFORGE_DATA_DIR")
-    if folder and (Path(folder) / MCCOY).is_file():
-        return Path(folder)
-    why = f"NLIFORGE_DATA_DIR={folder!r} does not hold {MCCOY} (set it to a folder like ../shared/data/real)"
-    if os.environ.get("NLIFORGE_REQUIRE_REAL_DATA") == "1":
-        pytest.fail(f"NLIFORGE_REQUIRE_REAL_DATA=1 but {why}")
-    pytest.skip(why)
+    return real_data_dir(MCCOY)
 
 
 def _load(name: str, **overrides) -> list[Record]:
