@@ -1,5 +1,5 @@
 """E4's training sets for one world (README.md): the thirds of the world's E1 mnli set (1,000 -> 333 each) by
-the data map of its E4 map run (`e4/w<k>/map`: that set, 3 epochs, training dynamics recorded in training; the
+the data map of the world's `diag/w<k>/mnli_3ep` run (that set, 3 epochs, training dynamics recorded in training; the
 cartography code's metrics and `select_region`): ambiguous (highest variability), easy (highest confidence) and a seeded
 random third (seed = the world), registered as `exp_real_effects_w<k>_e4_<arm>`.
 
@@ -27,8 +27,8 @@ TOOL = "experiments/real_effects/e4_sets.py"
 
 
 def main(scratch: Path, world: int) -> None:
-    run = scratch / "e4" / f"w{world}" / "map"
-    if not (run.parent / "map.done").is_file():
+    run = scratch / "diag" / f"w{world}" / "mnli_3ep"
+    if not (run.parent / "mnli_3ep.done").is_file():
         raise SystemExit(f"{TOOL}: world {world}'s map run ({run}) has not finished")
     records = load_named(f"exp_real_effects_w{world}_mnli")
     metrics = compute_metrics(load_dynamics(run / "dynamics"))
