@@ -118,3 +118,39 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+def local_cluster():
+    """slurm/local_cluster.py, loaded as a module (it is a script, not part of the package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("local_cluster", Path(__file__).resolve().parents[1] / "slurm"
+                                                  / "local_cluster.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def slurm_env(tmp_path_factory):
+    """A real one-node Slurm cluster (Debian's slurm-wlm and munge, as root), started once per session for every
+    Slurm test; its environment (SLURM_CONF, PATH) with the offline flags. Skipped without one, unless
+    NLIFORGE_REQUIRE_SLURM=1 (CI), where a missing cluster fails."""
+    import importlib.util
+
+    lc = local_cluster()
+    why = lc.missing()
+    if importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is None:
+        why = why or "hydra-submitit-launcher is not installed (pip install -e '.[slurm]')"
+    if why:
+        if os.environ.get("NLIFORGE_REQUIRE_SLURM") == "1":
+            pytest.fail(f"NLIFORGE_REQUIRE_SLURM=1 but no local Slurm cluster can start: {why}")
+        pytest.skip(f"no local Slurm cluster: {why}")
+    scratch = tmp_path_factory.mktemp("slurm")
+    try:
+        env = lc.start(scratch)
+        env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", WANDB_MODE="offline",
+                   TOKENIZERS_PARALLELISM="false")
+        yield env
+    finally:
+        lc.stop(scratch)

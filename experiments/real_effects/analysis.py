@@ -29,11 +29,17 @@ E1_ARMS = ("mnli", "plus", "diamond")
 E4_ARMS = ("ambiguous", "random", "easy")
 STRESS = ("stress_negation", "stress_word_overlap", "stress_length_mismatch")
 CF = ("snli_cad_cf_premise_test", "snli_cad_cf_hypothesis_test")
-FAMILIES = {"E1a": [f"E1a-{h}" for h in HEUR], "E1b": [f"E1b-{h}" for h in HEUR], "E4": ["E4a", "E4b"]}
+FAMILIES = {"E1a": [f"E1a-{h}" for h in HEUR], "E1b": [f"E1b-{h}" for h in HEUR], "E4": ["E4a", "E4b"],
+            "3ep:E1a": [f"3ep:E1a-{h}" for h in HEUR], "3ep:E1b": [f"3ep:E1b-{h}" for h in HEUR]}
+GATES = ("G1", "3ep:G1", "3ep:G2")
 DESCRIPTION = {
     "G1": "gate: mnli arm's MNLI test accuracy − the test pairs' majority share (points)",
     **{f"E1a-{h}": f"plus − mnli, HANS non-entailment accuracy, {n} (points)" for h, n in HEUR.items()},
     **{f"E1b-{h}": f"diamond − mnli, HANS non-entailment accuracy, {n} (points)" for h, n in HEUR.items()},
+    "3ep:G1": "gate: mnli_3ep's MNLI test accuracy − the test pairs' majority share (points)",
+    "3ep:G2": "gate: plus_3ep's last-epoch in-training accuracy on its HANS-like pairs − 50 (points)",
+    **{f"3ep:E1a-{h}": f"plus_3ep − mnli_3ep, HANS non-entailment accuracy, {n} (points)" for h, n in HEUR.items()},
+    **{f"3ep:E1b-{h}": f"diamond_3ep − mnli_3ep, HANS non-entailment accuracy, {n} (points)" for h, n in HEUR.items()},
     "E4a": "ambiguous − random third, out-of-distribution mean of 6 sets (points)",
     "E4b": "ambiguous − easy third, out-of-distribution mean of 6 sets (points)",
 }
@@ -67,17 +73,23 @@ def entail_share(run: Path, w: int) -> float:
     return float((p.pred == "entailment").mean())
 
 
-def e1_rows(scratch: Path) -> tuple[list[dict], list[dict]]:
+def e1_rows(scratch: Path, exp: str = "e1", suffix: str = "", prefix: str = "") -> tuple[list[dict], list[dict]]:
+    """E1's per-world values; with exp="diag", suffix="_3ep", prefix="3ep:" the second attempt at 3 epochs
+    (its arms' folders are <arm>_3ep, its criteria 3ep:G1, 3ep:G2, 3ep:E1a-lo ...)."""
     rows, levels = [], []
-    for w, runs in finished(scratch, "e1", E1_ARMS).items():
+    arms = {a: f"{a}{suffix}" for a in E1_ARMS}
+    for w, folders in finished(scratch, exp, arms.values()).items():
+        runs = {a: folders[f] for a, f in arms.items()}
         m = {a: metrics(r) for a, r in runs.items()}
         hans, test = f"exp_real_effects_w{w}_hans", f"exp_real_effects_w{w}_mnli_test"
         labels = Counter(r.label for r in load_named(test))
         majority = max(labels.values()) / sum(labels.values())
-        rows.append({"criterion": "G1", "world": w, "value": 100 * (m["mnli"][(test, "acc")] - majority)})
+        rows.append({"criterion": f"{prefix}G1", "world": w, "value": 100 * (m["mnli"][(test, "acc")] - majority)})
+        if prefix:   # G2: the plus arm's last-epoch in-training accuracy on its HANS-like pairs - 50
+            rows.append({"criterion": f"{prefix}G2", "world": w, "value": 100 * train_acc(runs["plus"])[-1][0] - 50})
         for a in E1_ARMS:
             hard, n_hard = hard_acc(runs[a], w)
-            lv = {"world": w, "arm": a, "hans": m[a][(hans, "acc")], "mnli_test": m[a][(test, "acc")],
+            lv = {"world": w, "arm": f"{a}{suffix}", "hans": m[a][(hans, "acc")], "mnli_test": m[a][(test, "acc")],
                   "mnli_hard": hard, "n_hard": n_hard, "hans_pred_entailment": entail_share(runs[a], w)}
             for h, name in HEUR.items():
                 for lab in LABELS:
@@ -85,16 +97,16 @@ def e1_rows(scratch: Path) -> tuple[list[dict], list[dict]]:
             lv.update({k[1].removeprefix("acc@subcase@"): v for k, v in m[a].items()
                        if k[0] == hans and k[1].startswith("acc@subcase@")})
             levels.append(lv)
-        lev = {x["arm"]: x for x in levels if x["world"] == w}
+        lev = {x["arm"].removesuffix(suffix) if suffix else x["arm"]: x for x in levels if x["world"] == w}
         for arm, fam in (("plus", "E1a"), ("diamond", "E1b")):
             for h in HEUR:
                 ne, e = f"{h}:non-entailment", f"{h}:entailment"
-                rows.append({"criterion": f"{fam}-{h}", "world": w, "value": 100 * (lev[arm][ne] - lev["mnli"][ne])})
-                rows.append({"criterion": f"{fam}-{h}-ent", "world": w, "value": 100 * (lev[arm][e] - lev["mnli"][e])})
+                rows.append({"criterion": f"{prefix}{fam}-{h}", "world": w, "value": 100 * (lev[arm][ne] - lev["mnli"][ne])})
+                rows.append({"criterion": f"{prefix}{fam}-{h}-ent", "world": w, "value": 100 * (lev[arm][e] - lev["mnli"][e])})
                 bal = lambda x: (x[ne] + x[e]) / 2  # noqa: E731
-                rows.append({"criterion": f"{fam}-{h}-bal", "world": w, "value": 100 * (bal(lev[arm]) - bal(lev["mnli"]))})
+                rows.append({"criterion": f"{prefix}{fam}-{h}-bal", "world": w, "value": 100 * (bal(lev[arm]) - bal(lev["mnli"]))})
             for q in ("hans", "mnli_test", "mnli_hard"):
-                rows.append({"criterion": f"{fam}-{q}", "world": w, "value": 100 * (lev[arm][q] - lev["mnli"][q])})
+                rows.append({"criterion": f"{prefix}{fam}-{q}", "world": w, "value": 100 * (lev[arm][q] - lev["mnli"][q])})
     return rows, levels
 
 
@@ -198,16 +210,8 @@ def fmt(r) -> str:
     return f"{r['mean']:+.1f} [{r.low:+.1f}, {r.high:+.1f}]"
 
 
-def main(scratch: Path, out: Path) -> None:
-    r1, l1 = e1_rows(scratch)
-    r4, l4 = e4_rows(scratch)
-    rows = r1 + r4
-    pd.DataFrame(rows, columns=["criterion", "world", "value"]).round(4).to_csv(out / "results.csv", index=False)
-    s = summarise(rows) if rows else pd.DataFrame()
-    md = ["# experiments/real_effects: results (analysis.py)", "",
-          "Per world one training seed; over worlds the mean, [95% t interval, n − 1 df], the one-sided p (stated "
-          "direction: > 0) and Holm's p over the declared family (E1a, E1b, E4). Points.", "",
-          "| criterion | what | per world | mean [95% t] | n_worlds | one-sided p | Holm p | verdict |",
+def claims_table(s: pd.DataFrame) -> list[str]:
+    md = ["| criterion | what | per world | mean [95% t] | n_worlds | one-sided p | Holm p | verdict |",
           "|---|---|---|---|---|---|---|---|"]
     for crit in s.index:
         r = s.loc[crit]
@@ -216,22 +220,41 @@ def main(scratch: Path, out: Path) -> None:
         hp = "" if math.isnan(r.holm_p) else f"{r.holm_p:.4f}"
         gate = ("gate not tested (one world)" if math.isnan(r.low) else
                 "gate passed" if r.low > 0 else "gate NOT passed")
-        v = verdict(r) if tested and crit != "G1" else (gate if crit == "G1" else "reported")
+        v = gate if crit in GATES else verdict(r) if tested else "reported"
         md.append(f"| {crit} | {what} | {r.per_world} | {fmt(r)} | {int(r.n_worlds)} | {r.p_one_sided:.4f} | {hp} | "
                   f"{'**' + v + '**' if tested else v} |")
+    return md
+
+
+def main(scratch: Path, out: Path) -> None:
+    r1, l1 = e1_rows(scratch)
+    r3, l3 = e1_rows(scratch, "diag", "_3ep", "3ep:")
+    r4, l4 = e4_rows(scratch)
+    rows, l1 = r1 + r3 + r4, l1 + l3
+    pd.DataFrame(rows, columns=["criterion", "world", "value"]).round(4).to_csv(out / "results.csv", index=False)
+    s = summarise(rows) if rows else pd.DataFrame()
+    md = ["# experiments/real_effects: results (analysis.py)", "",
+          "Per world one training seed; over worlds the mean, [95% t interval, n − 1 df], the one-sided p (stated "
+          "direction: > 0) and Holm's p over the declared family (E1a, E1b, E4). Points.", "",
+          ]
+    md += claims_table(s) if rows else []
+    later = [r for r in r3 if r["world"] != 1]
+    if later:
+        md += ["", "## E1 at 3 epochs over worlds 2-5 alone (world 1's numbers were known before its criteria)", ""]
+        md += claims_table(summarise(later))
     if l1:
         lv = pd.DataFrame(l1)
         cols = ["hans", "mnli_test", "mnli_hard", "hans_pred_entailment"] + [f"{h}:{lab}" for h in HEUR for lab in LABELS]
         md += ["", "## E1 per arm (mean over worlds, %)", "",
                "| arm | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
-        for a in E1_ARMS:
+        for a in lv.arm.unique():
             g = lv[lv.arm == a]
             md.append(f"| {a} | " + " | ".join(f"{100 * g[c].mean():.1f}" for c in cols) + " |")
         subs = [c for c in lv.columns if "/" in c or c.startswith(("le_", "ln_", "se_", "sn_", "ce_", "cn_"))]
         md += ["", "## E1 per subcase (mean over worlds, %; 40 pairs per world each)", "",
-               "| subcase | " + " | ".join(E1_ARMS) + " |", "|---|---|---|---|"]
+               "| subcase | " + " | ".join(lv.arm.unique()) + " |", "|---" * (lv.arm.nunique() + 1) + "|"]
         for c in sorted(subs):
-            md.append(f"| {c} | " + " | ".join(f"{100 * lv[lv.arm == a][c].mean():.1f}" for a in E1_ARMS) + " |")
+            md.append(f"| {c} | " + " | ".join(f"{100 * lv[lv.arm == a][c].mean():.1f}" for a in lv.arm.unique()) + " |")
         md += ["", f"MNLI-hard pairs per world (McCoy count ≤ {HARD_MAX}): "
                + ", ".join(str(int(x)) for x in lv[lv.arm == "mnli"].n_hard)]
         lv.round(4).to_csv(out / "results_e1_levels.csv", index=False)

@@ -68,7 +68,7 @@ def serve_smollm2(tmp_path_factory, *extra_args: str):
         yield server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")   # stopped after this module: an idle server still holds ~3 GB
 def vllm(tmp_path_factory, smollm2_dir):
     yield from serve_smollm2(tmp_path_factory)
 
@@ -184,8 +184,10 @@ def test_disco_prompts_through_vllm_are_spliced_by_offsets(tmp_path, world_cache
         assert " ".join(meta["filler"].split()) in row["premise"] and row["hypothesis"] == meta["original_hypothesis"]
 
 
-CHILD_ARGS = ["pipeline=wanli", "pipeline.seeds.max_per_label=6", "pipeline.generate.per_request=1",
-              "pipeline.generate.sampling.max_tokens=40", "generator.runner.concurrency=4",
+# 6 prompts x 5 samples = 30 requests, one at a time on the server (SmolLM2 on CPU: a few tokens a second, so
+# each of the test's four passes is kept small): killed after 8 have arrived
+CHILD_ARGS = ["pipeline=wanli", "pipeline.seeds.max_per_label=2", "pipeline.generate.per_request=1",
+              "pipeline.generate.sampling.max_tokens=24", "generator.runner.concurrency=4",
               "pipeline.stages=[classifier,seeds,exemplars,prompts,generate,parse]"]
 
 
@@ -198,7 +200,7 @@ def test_sigkill_against_vllm_then_resume_answers_nothing_twice(tmp_path, world_
     run, before = tmp_path / "killed", len(received(vllm.log))
     proc = subprocess.Popen([sys.executable, "-m", "nliforge.generate", *args, f"hydra.run.dir={run}"], cwd=ROOT,
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    while proc.poll() is None and len(received(vllm.log)) - before < 20:
+    while proc.poll() is None and len(received(vllm.log)) - before < 8:
         time.sleep(0.05)
     assert proc.poll() is None, "the run finished before it could be killed"
     proc.send_signal(signal.SIGKILL)

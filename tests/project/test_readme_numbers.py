@@ -92,6 +92,8 @@ def test_a_fresh_run_of_every_demo_gives_the_readme_numbers(tmp_path):
     recorded = json.loads((tmp_path / "train_demo" / "environment.json").read_text())["env"]
     assert {k: recorded[k] for k in kernel_pin()} == kernel_pin()   # the README's numbers are the pinned path's
     _the_biased_demo_model_fails_a_challenge_split(tmp_path / "train_demo")
+    _every_generation_stage_accounts_for_its_pairs(tmp_path)
+    _the_wanli_demo_lm_continues_prompts_of_an_unseen_world(tmp_path / "wanli_demo" / "generator_lm")
 
 
 def _the_biased_demo_model_fails_a_challenge_split(run: Path):
@@ -104,3 +106,56 @@ def _the_biased_demo_model_fails_a_challenge_split(run: Path):
     assert min(challenges.values()) < acc["synthetic_test"] - 0.2, acc
     assert len(list((run / "dynamics").glob("epoch_*.parquet"))) == 5
     assert (run / "data_map.png").stat().st_size > 10_000
+
+
+GENERATE_STAGES = {
+    "wanli_demo": ["classifier", "generator_lm", "seeds", "exemplars", "prompts", "generate", "parse", "heuristics",
+                   "variability"],
+    "disco_demo": ["classifier", "disco_teacher", "generator_lm", "disco_source", "spans", "disco_prompts",
+                   "disco_generate", "splice", "disco_heuristics", "teacher_filter", "augment", "disco_report"],
+}
+
+
+def _every_generation_stage_accounts_for_its_pairs(out: Path):
+    """The WANLI and DISCO demos' manifests: every stage ran in order; WANLI sends 5 samples per prompt and DISCO
+    4 phrases; a filtering stage's input = its output + its counted drops; DISCO registered its training set."""
+    for demo, order in GENERATE_STAGES.items():
+        stages = json.loads((out / demo / "manifest.json").read_text())["stages"]
+        assert list(stages) == order, (demo, list(stages))
+        assert all(s["status"] == "done" for s in stages.values()), demo
+    wanli = json.loads((out / "wanli_demo" / "manifest.json").read_text())["stages"]
+    disco = json.loads((out / "disco_demo" / "manifest.json").read_text())["stages"]
+    assert wanli["generate"]["count_in"] == 5 * wanli["prompts"]["count_out"] > 0
+    assert disco["disco_generate"]["count_in"] == 4 * disco["disco_prompts"]["count_out"] > 0
+    for stages, names in ((wanli, ("parse", "heuristics", "variability")),
+                          (disco, ("splice", "disco_heuristics", "teacher_filter"))):
+        for name in names:
+            entry = stages[name]
+            assert entry["count_in"] == entry["count_out"] + sum(entry["drops"].values()), (name, entry)
+    assert (out / "home" / "conf" / "data" / "train_sets" / "disco_demo_train.yaml").is_file()   # the runs' data home
+    assert "| avg |" in (out / "disco_demo" / "disco_report.md").read_text()
+    printed = (out / "wanli_demo.log").read_text()   # the progress lines name each stage
+    assert all(f"stage {name}" in printed for name in ("generate", "variability")), printed[-2000:]
+
+
+def _the_wanli_demo_lm_continues_prompts_of_an_unseen_world(lm: Path):
+    """The LM the WANLI demo trained, on 30 prompts from another world's pairs: most samples parse."""
+    import random
+
+    from nliforge.generation.backends.hf_local import HFLocal
+    from nliforge.generation.types import GenerationRequest, Sampling
+    from nliforge.pipelines.wanli.prompts import label_word, wanli_prompt
+    from nliforge.world import WorldConfig, generate_split
+    from test_causal_lm import parse_rate
+
+    fresh = generate_split(WorldConfig(seed=123, n_test=300), "test")
+    rng, requests, words = random.Random(0), [], []
+    for i in range(30):
+        label = ("entailment", "neutral", "contradiction")[i % 3]
+        group = rng.sample([r for r in fresh if r.label == label], 5)
+        requests.append(GenerationRequest(uid=str(i), prompt=wanli_prompt(
+            [(r.premise, r.hypothesis) for r in group], label), sampling=Sampling(max_tokens=64), n=5, seed=i))
+        words.append(label_word(label))
+    out = HFLocal(str(lm), batch_size=16).generate_batch(requests)
+    rates = [parse_rate(resp.texts, word) for resp, word in zip(out, words)]
+    assert sum(rates) / len(rates) >= 0.8, rates

@@ -5,7 +5,6 @@ NLIFORGE_REQUIRE_SLURM=1 (CI), where a missing cluster is a failure.
 """
 
 import csv
-import importlib.util
 import os
 import subprocess
 import time
@@ -25,13 +24,6 @@ LOCAL_LAUNCHER = ["hydra/launcher=slurm", "hydra.launcher.cpus_per_task=1", "hyd
                   "hydra.launcher.timeout_min=15"]
 
 
-def _local_cluster():
-    spec = importlib.util.spec_from_file_location("local_cluster", REPO / "slurm" / "local_cluster.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_launcher_presets_extend_the_plugin():
     pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason="the slurm extra is not installed")
     check_group_choices(["hydra/launcher=submitit_local", "hydra/launcher=slurm_gpu"], CONF_DIR)
@@ -46,26 +38,6 @@ def test_launcher_presets_extend_the_plugin():
     assert launcher._target_.endswith("submitit_launcher.SlurmLauncher")
     assert launcher.partition == "gpu" and launcher.gpus_per_node == 1 and launcher.tasks_per_node == 1
     assert launcher.submitit_folder.startswith(cfg.hydra.sweep.dir + "/")  # beside the runs
-
-
-@pytest.fixture(scope="module")
-def slurm_env(tmp_path_factory):
-    lc = _local_cluster()
-    why = lc.missing()
-    if importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is None:
-        why = why or "hydra-submitit-launcher is not installed (pip install -e '.[slurm]')"
-    if why:
-        if os.environ.get("NLIFORGE_REQUIRE_SLURM") == "1":
-            pytest.fail(f"NLIFORGE_REQUIRE_SLURM=1 but no local Slurm cluster can start: {why}")
-        pytest.skip(f"no local Slurm cluster: {why}")
-    scratch = tmp_path_factory.mktemp("slurm")
-    try:
-        env = lc.start(scratch)
-        env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", WANDB_MODE="offline",
-                   TOKENIZERS_PARALLELISM="false")
-        yield env
-    finally:
-        lc.stop(scratch)
 
 
 def _train(args, cwd, env, timeout=900):

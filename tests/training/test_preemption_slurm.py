@@ -16,9 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-
 from test_preemption import RUN, same_outputs
-from test_slurm import _local_cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 LONGER = ["world.n_train=600", "callbacks.checkpoint.every_n_train_steps=3"]   # 38 steps: time to act mid-run
@@ -26,18 +24,15 @@ JOB = [a for a in RUN if not a.startswith("world.n_train=")] + LONGER
 
 
 @pytest.fixture(scope="module")
-def slurm(tmp_path_factory):
-    lc = _local_cluster()
-    why = lc.missing()
-    if why:
-        if os.environ.get("NLIFORGE_REQUIRE_SLURM") == "1":
-            pytest.fail(f"NLIFORGE_REQUIRE_SLURM=1 but no local Slurm cluster can start: {why}")
-        pytest.skip(f"no local Slurm cluster: {why}")
-    scratch = tmp_path_factory.mktemp("slurm")
-    try:
-        yield lc.start(scratch)
-    finally:
-        lc.stop(scratch)
+def whole(tmp_path_factory) -> tuple[Path, Path]:
+    """The uninterrupted run every preempted job is compared with (deterministic: run once), and its world cache."""
+    folder = tmp_path_factory.mktemp("whole")
+    cache = folder / "cache"
+    done = subprocess.run([sys.executable, "-m", "nliforge.train", *JOB, f"hydra.run.dir={folder / 'run'}"],
+                          cwd=ROOT, env={**os.environ, "OMP_NUM_THREADS": "1", "NLIFORGE_CACHE": str(cache)},
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return folder / "run", cache
 
 
 def submit(env: dict, folder: Path, cache: Path) -> str:
@@ -70,12 +65,8 @@ def wait_for(predicate, seconds: float, what: str) -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(1500)
 @pytest.mark.parametrize("how", ["requeue", "usr1"])
-def test_a_preempted_slurm_job_resumes_by_itself_and_matches_an_uninterrupted_run(slurm, tmp_path, how):
-    cache = tmp_path / "cache"
-    whole = subprocess.run([sys.executable, "-m", "nliforge.train", *JOB, f"hydra.run.dir={tmp_path / 'whole'}"],
-                           cwd=ROOT, env={**os.environ, "OMP_NUM_THREADS": "1", "NLIFORGE_CACHE": str(cache)},
-                           capture_output=True, text=True, timeout=600)
-    assert whole.returncode == 0, whole.stderr[-3000:]
+def test_a_preempted_slurm_job_resumes_by_itself_and_matches_an_uninterrupted_run(slurm_env, whole, tmp_path, how):
+    slurm, (reference, cache) = slurm_env, whole
     job = submit(slurm, tmp_path, cache)
     last = tmp_path / "run" / "checkpoints" / "last.ckpt"
     wait_for(last.exists, 600, f"job {job}'s first step checkpoint")
@@ -89,22 +80,19 @@ def test_a_preempted_slurm_job_resumes_by_itself_and_matches_an_uninterrupted_ru
     assert f"stopped by {name}: resumable checkpoint {last}; resume with ckpt_path=last" in out, out[-4000:]
     assert "requeued Slurm job (restart 1): resuming from" in out, out[-4000:]
     assert "Traceback" not in out, out[-4000:]
-    same_outputs(tmp_path / "whole", tmp_path / "run")
+    same_outputs(reference, tmp_path / "run")
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(1500)
-def test_a_warned_job_of_the_submitit_launcher_requeues_and_the_multirun_succeeds(slurm, tmp_path):
+def test_a_warned_job_of_the_submitit_launcher_requeues_and_the_multirun_succeeds(slurm_env, whole, tmp_path):
     """`nliforge-train -m ... hydra/launcher=slurm`: submitit's own warning signal (USR2) reaches the job;
     the job writes its checkpoint, then submitit's handler requeues it; its second start resumes, and the
     multirun ends with exit 0 and the same results as an uninterrupted run."""
     from test_slurm import LOCAL_LAUNCHER
 
-    cache, sweep = tmp_path / "cache", tmp_path / "sweep"
+    slurm, (reference, cache), sweep = slurm_env, whole, tmp_path / "sweep"
     env = {**slurm, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "NLIFORGE_CACHE": str(cache)}
-    whole = subprocess.run([sys.executable, "-m", "nliforge.train", *JOB, f"hydra.run.dir={tmp_path / 'whole'}"],
-                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert whole.returncode == 0, whole.stderr[-3000:]
     proc = subprocess.Popen(["nliforge-train", "-m", *JOB, *LOCAL_LAUNCHER, f"hydra.sweep.dir={sweep}"], cwd=tmp_path,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     last = sweep / "0" / "checkpoints" / "last.ckpt"
@@ -115,4 +103,4 @@ def test_a_warned_job_of_the_submitit_launcher_requeues_and_the_multirun_succeed
     assert proc.returncode == 0, output[-4000:]
     logs = "".join(p.read_text() for p in (sweep / ".submitit").glob("*/*_log.*"))
     assert "stopped by SIGUSR2: resumable checkpoint" in logs and "requeued Slurm job (restart 1)" in logs, logs[-4000:]
-    same_outputs(tmp_path / "whole", sweep / "0")
+    same_outputs(reference, sweep / "0")

@@ -213,32 +213,6 @@ def test_completions_backend_sends_the_suffix(monkeypatch):
         assert asyncio.run(ask()).texts == ["< sleeps.>"]
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(900)
-def test_demo_command_small(tmp_path):
-    """`nliforge-generate pipeline=disco experiment=demo` at small size: the tiny fill-in LM as generator."""
-    import os
-    import subprocess
-
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "NLIFORGE_CACHE": str(tmp_path / "cache")}
-    run = tmp_path / "demo"
-    cmd = ["nliforge-generate", "pipeline=disco", "experiment=demo", f"hydra.run.dir={run}", "world.n_train=1200",
-           "model.max_epochs=2", "pipeline.disco_teacher.max_epochs=2", "pipeline.disco_source.max_per_label=5",
-           "pipeline.generator_lm.n_documents=600", "pipeline.generator_lm.train.steps=60",
-           f"pipeline.augment.register_dir={tmp_path / 'conf'}", "trainer.enable_progress_bar=false",
-           "generator.runner.progress=false"]
-    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=850)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    stages = json.loads((run / "manifest.json").read_text())["stages"]
-    assert list(stages) == ["classifier", "disco_teacher", "generator_lm", *STAGES[2:]]
-    assert stages["disco_generate"]["count_in"] == 4 * stages["disco_prompts"]["count_out"] > 0   # n=4 phrases each
-    for name in ("splice", "disco_heuristics", "teacher_filter"):
-        entry = stages[name]
-        assert entry["count_in"] == entry["count_out"] + sum(entry["drops"].values())
-    assert (tmp_path / "conf" / "data" / "train_sets" / "disco_demo_train.yaml").is_file()
-    assert "| avg |" in (run / "disco_report.md").read_text()
-
-
 def test_held_out_source_set_and_its_refusal_without_select_all(tmp_path, world_cache, classifier_run_dir, server):
     from conftest import SMALL_WORLD
     from nliforge.errors import NLIDataError
