@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 from collections import Counter
 
 import pytest
@@ -59,15 +60,23 @@ def start_server(log, latency: float) -> tuple[subprocess.Popen, str]:
     return proc, proc.stdout.readline().strip()
 
 
-def run_child(script, url, cache_path, kill_after: float | None) -> bool:
-    """Run the child; SIGKILL it `kill_after` seconds after it is ready. True when it was killed."""
+def answered(log: Path) -> int:
+    """Answers the test server has logged so far (its log is one JSON line per event)."""
+    return sum('"answered"' in line for line in log.read_text().splitlines()) if log.exists() else 0
+
+
+def run_child(script, url, cache_path, log: Path, kill_after: int | None) -> bool:
+    """Run the child; SIGKILL it once the server has logged `kill_after` more answers (progress, not wall
+    time: on a loaded machine a timed kill can land before the first answer). True when it was killed."""
+    start = answered(log)
     proc = subprocess.Popen([sys.executable, str(script), url, str(cache_path), str(N), str(CONCURRENCY)],
                             stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "ready"
     if kill_after is None:
         assert proc.wait(timeout=120) == 0
         return False
-    time.sleep(kill_after)
+    while proc.poll() is None and answered(log) - start < kill_after:
+        time.sleep(0.01)
     os.kill(proc.pid, signal.SIGKILL)
     return proc.wait(timeout=30) == -signal.SIGKILL
 
@@ -93,11 +102,11 @@ def test_sigkill_resume_is_exactly_once(tmp_path):
         for _ in range(15):  # kill until 4 kills landed mid-run (some answers, not all), then let it finish
             if sum(0 < len(keys) < N for _, keys in kills) >= 4:
                 break
-            if run_child(script, url, cache_path, kill_after=rng.uniform(0.1, 0.5)):
+            if run_child(script, url, cache_path, log, kill_after=rng.randint(5, N // 5)):
                 kills.append((time.time(), cached_keys(cache_path)))
                 if len(kills[-1][1]) == N:
                     break
-        run_child(script, url, cache_path, kill_after=None)
+        run_child(script, url, cache_path, log, kill_after=None)
     finally:
         server.terminate()
         server.wait(timeout=20)
