@@ -11,17 +11,17 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
 from nliforge.generation.backends.openai_api import OpenAICompletions
 from nliforge.generation.cache import ResponseCache
 from nliforge.generation.runner import RunnerSettings, run_requests
-from nliforge.generation.types import GenerationRequest, Sampling, cache_key
-from nliforge.generation.stand_in.server import LocalOpenAIServer
 from nliforge.generation.stand_in.responders import input_digest
+from nliforge.generation.stand_in.server import LocalOpenAIServer
+from nliforge.generation.types import GenerationRequest, Sampling, cache_key
 
 N, CONCURRENCY = 300, 8
 
