@@ -100,13 +100,14 @@ def render(name: str, run: Path) -> dict[str, str]:
 
 def run_demo(name: str, run: Path) -> float:
     """Run one demo into `run` (a fresh folder); its wall time in seconds. A failed demo stops everything."""
-    env = {**{k: v for k, v in os.environ.items() if name not in UNPINNED or k not in kernel_pin()},
+    pin = {} if name in UNPINNED else kernel_pin()   # an unpinned demo also drops a pin set in the environment
+    env = {**{k: v for k, v in os.environ.items() if pin or k not in kernel_pin()},
            "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "WANDB_MODE": "offline", "TOKENIZERS_PARALLELISM": "false",
            # a data home of the runs' own: the sets a demo registers (DISCO's augment) go there, and an earlier
            # run's registration of the same name elsewhere neither blocks nor receives them
            "NLIFORGE_HOME": str(run.parent / "home"),
            # the CPU kernel paths the README's numbers were made with (docs/reproducibility.md)
-           **(kernel_pin() if name not in UNPINNED else {})}
+           **pin}
     log = run.parent / f"{name}.log"
     start = time.perf_counter()
     with open(log, "w") as out:

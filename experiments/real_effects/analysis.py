@@ -97,7 +97,7 @@ def e1_rows(scratch: Path, exp: str = "e1", suffix: str = "", prefix: str = "") 
             lv.update({k[1].removeprefix("acc@subcase@"): v for k, v in m[a].items()
                        if k[0] == hans and k[1].startswith("acc@subcase@")})
             levels.append(lv)
-        lev = {x["arm"].removesuffix(suffix) if suffix else x["arm"]: x for x in levels if x["world"] == w}
+        lev = {x["arm"].removesuffix(suffix): x for x in levels if x["world"] == w}
         for arm, fam in (("plus", "E1a"), ("diamond", "E1b")):
             for h in HEUR:
                 ne, e = f"{h}:non-entailment", f"{h}:entailment"
