@@ -106,7 +106,7 @@ WANLI = [
 ]
 
 MECH = "wanli_generated/results_mechanism.csv"
-M_LABELLER = ("could not succeed (issue 39): the knowledge-matched labeller (tiny model, 800 artifact-free pairs) is 40-47% accurate on the "
+M_LABELLER = ("could not succeed: the knowledge-matched labeller (tiny model, 800 artifact-free pairs) is 40-47% accurate on the "
               "artifact-free test (chance 33%): W's labels are mostly wrong in every variant (its label shares are "
               "lopsided, e.g. 3% entailment in world 4) and every variant lowers the in-distribution test by about 5 "
               "points against the floor")
@@ -362,7 +362,7 @@ E1_DIAG = ("1 epoch: every arm puts nearly all HANS pairs on one side (entailmen
            "arm stays at chance on HANS; in world 1 the HANS-like training pairs were never learned (chance in "
            "training), at 3 epochs non-entailment +30 to +38 points (one world; the 3-epoch attempt is a second "
            "claim): experiments/real_effects/README.md")
-REAL_EFFECTS = [   # issue 38: known effects on real text, the world as the unit (experiments/real_effects/README.md)
+REAL_EFFECTS = [   # known effects on real text, the world as the unit (experiments/real_effects/README.md)
     *(Claim(f"{HANS_WORLDS}: MNLI + 500 HANS-like pairs − MNLI, HANS non-entailment accuracy, {name} (E1a; points)",
             "McCoy et al. 2019 §7", HANS7, RealWorlds(f"E1a-{h}", RE, "world"), family="E1a", diagnosis=E1_DIAG)
       for h, name in (("lo", "lexical overlap"), ("sub", "subsequence"), ("con", "constituent"))),

@@ -30,7 +30,7 @@ STATUSES = {
            "current and the experiment needs re-running",
     SUPERSEDED: "the same claim re-run with the current design and more worlds: the re-run's row is current",
     "stale: labeller below the floor": "the first WANLI mechanism test, whose labeller was less accurate than the "
-                                       "floor model (issue 39): it could not succeed; redesigned in "
+                                       "floor model: it could not succeed; redesigned in "
                                        "wanli_generated/README.md",
     "not run": "no result file",
 }
@@ -44,8 +44,8 @@ RULES: tuple[tuple[str, str, str], ...] = (
     (r"^wanli_generated/results_labeller\.csv$", "d0_floor", CURRENT),
     (r"^(wanli_generated|disco_table3|combined|zfilter_training|real_lm)/", "fresh_draw_floor", STALE),
     (r"^nli_set/", "no_floor", CURRENT),
-    (r"^real_effects/README\.md$", "not_run", "not run"),   # issue 38: E2-E4 not run
-    (r"^real_effects/", "d0_floor", CURRENT),   # issue 38: disjoint parts as worlds
+    (r"^real_effects/README\.md$", "not_run", "not run"),   # real_effects: what was not run
+    (r"^real_effects/", "d0_floor", CURRENT),   # real_effects: disjoint parts as worlds
     (r"^real_text/results(_r1r4)?\.csv$", "d0_floor", STALE),   # one sample, the example as the unit
     (r"^real_text/", "d0_floor", CURRENT),
 )
