@@ -136,7 +136,7 @@ def test_wanli_generate_through_vllm_sends_the_papers_sampling(tmp_path, world_c
 def test_longtext_rubric_through_vllm_chat_counts_bad_judgements(tmp_path, world_cache, vllm):
     overrides = ["pipeline=longtext", "generator=vllm", "generator.kind=openai_chat", "generator.chat=true",
                  f"generator.base_url={vllm.base_url}", "generator.runner.progress=false",
-                 "pipeline.statements.limit=2", "pipeline.longtext_generate.sampling.max_tokens=160",
+                 "pipeline.statements.limit=2", "pipeline.longtext_generate.sampling.max_tokens=96",
                  "pipeline.stages=[statements,longtext_prompts,longtext_generate,longtext_validate,rubric]",
                  "pipeline.longtext_validate.min_sentences=1", "pipeline.longtext_validate.min_chars=10"]
     run = tmp_path / "run"
@@ -184,9 +184,10 @@ def test_disco_prompts_through_vllm_are_spliced_by_offsets(tmp_path, world_cache
         assert " ".join(meta["filler"].split()) in row["premise"] and row["hypothesis"] == meta["original_hypothesis"]
 
 
-# 6 prompts x 5 samples = 30 requests, one at a time on the server (SmolLM2 on CPU: a few tokens a second, so
-# each of the test's four passes is kept small): killed after 8 have arrived
-CHILD_ARGS = ["pipeline=wanli", "pipeline.seeds.max_per_label=2", "pipeline.generate.per_request=1",
+# 3 prompts x 5 samples = 15 requests, one at a time on the server (SmolLM2 on CPU: a few tokens a second, and
+# the test makes four passes, about 35 answers in all): killed after 7 have arrived, of which at most 4 (the
+# concurrency) can be in flight, so at least 3 answers came back before the kill
+CHILD_ARGS = ["pipeline=wanli", "pipeline.seeds.max_per_label=1", "pipeline.generate.per_request=1",
               "pipeline.generate.sampling.max_tokens=24", "generator.runner.concurrency=4",
               "pipeline.stages=[classifier,seeds,exemplars,prompts,generate,parse]"]
 
@@ -200,7 +201,7 @@ def test_sigkill_against_vllm_then_resume_answers_nothing_twice(tmp_path, world_
     run, before = tmp_path / "killed", len(received(vllm.log))
     proc = subprocess.Popen([sys.executable, "-m", "nliforge.generate", *args, f"hydra.run.dir={run}"], cwd=ROOT,
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    while proc.poll() is None and len(received(vllm.log)) - before < 8:
+    while proc.poll() is None and len(received(vllm.log)) - before < 7:
         time.sleep(0.05)
     assert proc.poll() is None, "the run finished before it could be killed"
     proc.send_signal(signal.SIGKILL)
