@@ -48,7 +48,7 @@ UNPINNED = {"real_demo"}
 # rough single-thread cost of each demo (s, pinned, measured on 2 cores): with --jobs > 1 the longest start first,
 # so that no long demo runs alone at the end (in CI, 2026-11-27, the real-text demo, costed 300, started last
 # and ran alone for its last ~8 minutes: it costs ~450 s when the cores are shared)
-COST_S = {"wanli_demo": 590, "train_demo": 250, "zaug_demo": 400, "disco_demo": 350, "real_demo": 450,
+COST_S = {"wanli_demo": 590, "train_demo": 250, "zaug_demo": 300, "disco_demo": 350, "real_demo": 450,
           "longtext_demo": 60}
 REAL_METRICS = (("acc", "accuracy"), ("acc_cf", "both of a pair right"), ("delta_s", "δs (counterfactual sensitivity)"))
 

@@ -89,7 +89,7 @@ def test_seeds_of_one_world_are_not_units_and_bad_input_is_named(tmp_path):
 
 def test_the_help_shows_the_world_unit():
     out = subprocess.run([sys.executable, "-m", "nliforge.report", "--help"], capture_output=True, text=True,
-                         timeout=120, check=True).stdout
+                         timeout=300, check=True).stdout
     assert "unit=seed              seed | world: each world one unit" in out and "family=null" in out
 
 

@@ -172,12 +172,12 @@ def test_common_sh_train_arm_passes_the_arms_overrides(tmp_path):
               f'nliforge-train() {{ printf "%s\\n" "$@" > "{tmp_path}/args"; }}; '
               'train_arm 1 2_floor floor --n-train 4000 --n 300 -- model=tiny')
     env = {k: v for k, v in os.environ.items() if k not in ("SEEDS", "WORLD")}
-    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=60)
+    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
     args = (tmp_path / "args").read_text().splitlines()
     assert args[:6] == ["-m", "data/train_sets=[synthetic_biased,synthetic_biased_extra]", "data.combine=augment",
                         "world.n_train=4000", "world.n_extra=300", "model=tiny"]
     assert "world.seed=1" in args and "world=snli_calibrated" in args
     bad = subprocess.run(["bash", "-c", script.replace("--n 300", "--n 0")], capture_output=True, text=True,
-                         env=env, timeout=60)
+                         env=env, timeout=300)
     assert bad.returncode == 2 and "n=0; expected an integer >= 1" in bad.stderr
