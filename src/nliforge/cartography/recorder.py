@@ -13,9 +13,11 @@ Two modes (PRIOR_ART: both are legitimate, so it is a setting and recorded in me
   ``pl_module.predict_probs(batch) -> (B, 3)``.
 
 Files are written on global rank 0 only and an existing epoch file is never replaced, so a
-resumed run keeps what the first run recorded. The current epoch's buffers (every process's) go
-into each checkpoint (``state_dict``), so a run resumed mid-epoch writes the whole epoch, not just
-the batches trained after the resume.
+resumed run keeps what the first run recorded. The current epoch's buffers (every process's) and the
+epoch they belong to go into each checkpoint (``state_dict``), so a run resumed mid-epoch writes the
+whole epoch, not just the batches trained after the resume. A checkpoint written after an epoch's last
+batch but before its end (a stop signal there) resumes in the next epoch without that epoch's end
+hooks (Lightning's restart): its file is written at the resume's start instead.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ class TrainingDynamicsCallback(Callback):
         self.out_dir = Path(out_dir)
         self.mode = mode
         self._loaded: list[dict] | None = None   # per-process buffers from a checkpoint, until on_train_start
+        self._loaded_epoch: int | None = None     # the epoch they belong to (None: a checkpoint of older code)
+        self._epoch = 0                           # the epoch the buffers belong to
         self._reset()
 
     def _reset(self) -> None:
@@ -65,28 +69,53 @@ class TrainingDynamicsCallback(Callback):
         from nliforge.models.resume import gather_per_rank
 
         uids, labels, probs = self._collect_in_training()
-        return {"mode": self.mode, "ranks": gather_per_rank(
+        return {"mode": self.mode, "epoch": self._epoch, "ranks": gather_per_rank(
             {"uids": uids, "labels": torch.from_numpy(labels), "probs": torch.from_numpy(probs)})}
 
     def load_state_dict(self, state_dict: dict) -> None:
         """Keep the buffers until `on_train_start`, which knows this process's rank."""
-        self._loaded = state_dict.get("ranks")
+        self._loaded, self._loaded_epoch = state_dict.get("ranks"), state_dict.get("epoch")
 
     def on_train_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
-        """After a resume, refill this process's buffers with what the checkpoint recorded this epoch."""
+        """After a resume, refill this process's buffers with what the checkpoint recorded this epoch; or,
+        when the checkpoint's epoch had run all its batches (Lightning resumes in the next one, skipping that
+        epoch's end), write that epoch's file now, from the buffers or with the weights it ended with."""
         ranks, self._loaded = self._loaded, None
+        epoch, self._epoch = self._loaded_epoch, trainer.current_epoch
+        if epoch is not None and epoch < trainer.current_epoch:
+            self._finish_skipped_epoch(trainer, pl_module, epoch, ranks)
+            return
         if not ranks or self.mode != "in_training":
             return
-        if len(ranks) != trainer.world_size:
-            log.warning("checkpoint holds dynamics buffers of %d process(es), this run has %d; kept them on rank 0",
-                        len(ranks), trainer.world_size)
-            ranks = [_merge(ranks)] + [_empty()] * (trainer.world_size - 1)
-        mine = ranks[trainer.global_rank]
+        mine = self._rank_buffers(trainer, ranks)
         self._reset()
         if mine["uids"]:
             self._uids = list(mine["uids"])
             self._labels = [mine["labels"].to(pl_module.device)]
             self._probs = [mine["probs"].to(pl_module.device)]
+
+    @staticmethod
+    def _rank_buffers(trainer: Trainer, ranks: list[dict]) -> dict:
+        """This process's part of a checkpoint's buffers (all of them on rank 0 when the process count changed)."""
+        if len(ranks) != trainer.world_size:
+            log.warning("checkpoint holds dynamics buffers of %d process(es), this run has %d; kept them on rank 0",
+                        len(ranks), trainer.world_size)
+            ranks = [_merge(ranks)] + [_empty()] * (trainer.world_size - 1)
+        return ranks[trainer.global_rank]
+
+    def _finish_skipped_epoch(self, trainer: Trainer, pl_module: LightningModule, epoch: int,
+                              ranks: list[dict] | None) -> None:
+        """Write `epoch`'s file, whose end hooks the resume skipped: its buffers (in_training), or a scoring
+        with the restored weights, which are that epoch's last (checkpoint mode)."""
+        self._reset()
+        if self.mode == "checkpoint":
+            collected = self._score_checkpoint(trainer, pl_module) if trainer.is_global_zero else None
+        else:
+            mine = self._rank_buffers(trainer, ranks) if ranks else _empty()
+            local = (list(mine["uids"]), mine["labels"].long().numpy(), mine["probs"].float().numpy())
+            collected = self._gather(local, trainer)
+        if trainer.is_global_zero and collected is not None:
+            self._write_epoch(epoch, *collected)
 
     # ------------------------------------------------------------------ hooks
     def on_fit_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
@@ -98,6 +127,7 @@ class TrainingDynamicsCallback(Callback):
 
     def on_train_epoch_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
         """Start each epoch with empty buffers."""
+        self._epoch = trainer.current_epoch
         self._reset()
 
     def on_train_batch_end(self, trainer: Trainer, pl_module: LightningModule, outputs,
@@ -123,6 +153,7 @@ class TrainingDynamicsCallback(Callback):
         else:
             collected = self._gather(self._collect_in_training(), trainer)
         self._reset()
+        self._epoch = trainer.current_epoch + 1   # what a checkpoint from here on holds: the next epoch's (none)
         if trainer.is_global_zero and collected is not None:
             self._write_epoch(trainer.current_epoch, *collected)
 
