@@ -389,7 +389,10 @@ REAL_EFFECTS = [   # known effects on real text, the world as the unit (experime
       for h, name in (("lo", "lexical overlap"), ("sub", "subsequence"), ("con", "constituent"))),
     Claim("Real MNLI: most ambiguous third − random / easiest third, out-of-distribution mean (E4a, E4b)",
           "Swayamdipta et al. 2020", "ambiguous data generalises better out of distribution", None, kind="not run",
-          files=("real_effects/README.md",), diagnosis="not reached: E1, its diagnosis and its second attempt at 3 epochs, and the CI work, took the cores; its map runs are E1's mnli_3ep runs"),
+          files=("real_effects/README.md",), diagnosis="started 2026-11-27: 4 of 15 runs (worlds 1 and 3, ambiguous and random thirds), no "
+                    "world with all three arms; no arm learned the task at 333 pairs × 1 epoch (the ambiguous "
+                    "thirds predict one class for every pair, the random ones are within 1.2 points of the largest "
+                    "class): experiments/real_effects/README.md"),
     Claim("Real SNLI: human counterfactuals, dose-response, difference of differences (E2)",
           "Kaushik et al. 2020; DISCO Table 5", "Acc on Human-CAD: 59.1 → 63.6 (+ Human-CAD), 64.1 (+ DISCO)", None,
           kind="not run", files=("real_effects/README.md",), diagnosis="not reached this session (time)"),
