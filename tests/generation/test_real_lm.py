@@ -62,7 +62,9 @@ def serve_smollm2(tmp_path_factory, *extra_args: str):
     if not venv_python(default_venv()).exists():
         missing(f"no vLLM environment at {default_venv()} (nliforge-vllm install)")
     log = tmp_path_factory.mktemp("vllm") / "server.log"
-    settings = ServerSettings(port=free_port(), extra_args=["--enable-log-requests", *extra_args])
+    # float32, not the server's default bfloat16: on a CPU without AVX-512 BF16 (these), the same 6 requests of n=5 x 48
+    # tokens took 67 CPU-s in float32 against 113 in bfloat16 (docs/testing.md); what the tests check does not depend on it
+    settings = ServerSettings(port=free_port(), dtype="float32", extra_args=["--enable-log-requests", *extra_args])
     with VLLMServer(settings, log) as server:
         server.log = log
         yield server
