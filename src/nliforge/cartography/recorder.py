@@ -107,13 +107,18 @@ class TrainingDynamicsCallback(Callback):
                               ranks: list[dict] | None) -> None:
         """Write `epoch`'s file, whose end hooks the resume skipped: its buffers (in_training), or a scoring
         with the restored weights, which are that epoch's last (checkpoint mode)."""
-        self._reset()
+        mine = self._rank_buffers(trainer, ranks) if ranks else _empty()
+        self._finish_epoch(trainer, pl_module, epoch,
+                           (list(mine["uids"]), mine["labels"].long().numpy(), mine["probs"].float().numpy()))
+
+    def _finish_epoch(self, trainer: Trainer, pl_module: LightningModule, epoch: int, recorded) -> None:
+        """Score this epoch's weights (checkpoint mode) or gather `recorded` (in_training), forget the buffers,
+        and write `epoch`'s file on rank 0."""
         if self.mode == "checkpoint":
             collected = self._score_checkpoint(trainer, pl_module) if trainer.is_global_zero else None
         else:
-            mine = self._rank_buffers(trainer, ranks) if ranks else _empty()
-            local = (list(mine["uids"]), mine["labels"].long().numpy(), mine["probs"].float().numpy())
-            collected = self._gather(local, trainer)
+            collected = self._gather(recorded, trainer)
+        self._reset()
         if trainer.is_global_zero and collected is not None:
             self._write_epoch(epoch, *collected)
 
@@ -148,14 +153,8 @@ class TrainingDynamicsCallback(Callback):
         """Collect (or score) this epoch and write its file on rank 0."""
         if trainer.sanity_checking:
             return
-        if self.mode == "checkpoint":
-            collected = self._score_checkpoint(trainer, pl_module) if trainer.is_global_zero else None
-        else:
-            collected = self._gather(self._collect_in_training(), trainer)
-        self._reset()
+        self._finish_epoch(trainer, pl_module, trainer.current_epoch, self._collect_in_training())
         self._epoch = trainer.current_epoch + 1   # what a checkpoint from here on holds: the next epoch's (none)
-        if trainer.is_global_zero and collected is not None:
-            self._write_epoch(trainer.current_epoch, *collected)
 
     # ------------------------------------------------------------- collection
     def _collect_in_training(self) -> tuple[list[str], np.ndarray, np.ndarray]:
