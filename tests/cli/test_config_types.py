@@ -18,7 +18,7 @@ CONF = Path(CONF_DIR)
 
 
 def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "NLIFORGE_CACHE": str(cwd / "cache")}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 

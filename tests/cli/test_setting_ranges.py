@@ -58,7 +58,7 @@ def test_every_range_describes_itself_and_a_wrong_type_is_left_to_the_typed_chec
 
 def test_the_console_script_exits_2_with_one_line_and_no_folder(tmp_path):
     out = tmp_path / "run"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "NLIFORGE_CACHE": str(tmp_path / "cache")}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     proc = subprocess.run(["nliforge-train", "data.batch_size=-4", "model.optimizer.lr=-1", "trainer.max_epochs=0",
                            f"hydra.run.dir={out}"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2, proc.stderr[-2000:]

@@ -15,12 +15,12 @@ import contextlib
 import fcntl
 import importlib.metadata
 import importlib.util
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from nliforge.generation.types import GenerationError
 from nliforge.utils.atomic import build_folder
+from nliforge.utils.home import cache_root
 
 
 @dataclass(frozen=True)
@@ -42,14 +42,6 @@ PACKAGED = {
 def is_packaged(name: str) -> bool:
     """Whether `name` is one of the packaged model names (rather than a folder or a Hub id)."""
     return str(name) in PACKAGED
-
-
-def cache_root() -> Path:
-    """`$NLIFORGE_CACHE`, else `$XDG_CACHE_HOME/nliforge`, else `~/.cache/nliforge`."""
-    if os.environ.get("NLIFORGE_CACHE"):
-        return Path(os.environ["NLIFORGE_CACHE"]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base).expanduser() / "nliforge"
 
 
 def _locate(spec: PackagedLM) -> tuple[Path, str]:

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from nliforge.generation.types import GenerationError
-from nliforge.generation.packaged import cache_root
+from nliforge.utils.home import cache_root
 from nliforge.serving.vllm import (VLLM_SPEC, ServerSettings, VLLMServer, default_venv, install_venv,
                                    is_vllm_process, served_models, stop_process_group)
 

