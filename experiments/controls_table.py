@@ -1,10 +1,11 @@
 """The table every oracle-free experiment writes: accuracy per row, and each row against
-a same-size floor and ceiling — paired differences and gap closure over the units (world seed ×
-training seed).
+a same-size floor and ceiling — paired differences and gap closure over the units: world seed ×
+training seed, or with `--unit world` the world seeds (each the mean of its training seeds: the world is the
+unit of analysis, the training seeds of one world are not independent draws of it).
 
     python experiments/controls_table.py --scratch $R --out results.md \\
         --row 1_d0="D0" --row 2_floor="floor" --row 3_w="D0 + W" --row 4_ceiling="ceiling" \\
-        --floor 2_floor --ceiling 4_ceiling [--compare 3_w:1_d0] [--title ...] [--note ...]
+        --floor 2_floor --ceiling 4_ceiling [--compare 3_w:1_d0] [--unit world] [--title ...] [--note ...]
 
 Reads `$R/world<ws>/sweep/<row>/**/metrics.csv` (one Hydra multirun folder per row and world seed).
 Writes the markdown table to --out and every unit's accuracy to the same name with `.csv`.
@@ -44,6 +45,12 @@ def unit_metrics(scratch: Path, rows: dict[str, str]) -> pd.DataFrame:
     if not frames:
         raise FileNotFoundError(f"no {scratch}/world<seed>/sweep/<row> folder with metrics.csv for rows {list(rows)}")
     return pd.concat(frames, ignore_index=True)[["row", "world_seed", "seed", "eval_set", "value"]]
+
+
+def per_world(m: pd.DataFrame) -> pd.DataFrame:
+    """One unit per world seed: each (row, world seed, eval set) the mean over its training seeds (seed -1)."""
+    means = m.groupby(["row", "world_seed", "eval_set"], as_index=False)["value"].mean()
+    return means.assign(seed=-1)[["row", "world_seed", "seed", "eval_set", "value"]]
 
 
 def by_unit(m: pd.DataFrame, row: str, eval_set: str) -> pd.Series:
@@ -125,14 +132,19 @@ def main(argv=None) -> None:
     ap.add_argument("--title", default="Accuracy (%) and controls")
     ap.add_argument("--note", action="append", default=[], help="a line under the title")
     ap.add_argument("--compare", action="append", default=[], help="A:B, two row folders: A − B, paired")
+    ap.add_argument("--unit", choices=("run", "world"), default="run",
+                    help="run: world seed x training seed; world: the world seeds (means over training seeds)")
     args = ap.parse_args(argv)
     folders = parse_rows(args.row)
-    m = unit_metrics(args.scratch, folders)
-    m.to_csv(args.out.with_suffix(".csv"), index=False)
+    runs = unit_metrics(args.scratch, folders)
+    runs.to_csv(args.out.with_suffix(".csv"), index=False)
+    m = per_world(runs) if args.unit == "world" else runs
+    units = "world seeds (each the mean over its training seeds)" if args.unit == "world" else \
+        "units (world seed × training seed)"
     rows = [name for name in folders.values() if name in set(m["row"])]
     floor, ceiling = folders[args.floor], folders[args.ceiling]
     text = [f"# {args.title}", "", *args.note, "",
-            "Mean ± sample std over the units (world seed × training seed).", "", *accuracy_lines(m, rows), "",
+            f"Mean ± sample std over the {units}.", "", *accuracy_lines(m, rows), "",
             f"## Primary: the {PRIMARY} (negation, overlap, length) against the floor and ceiling", "",
             "Differences: paired t over units, 95%. Gap closure = (row − floor) / (ceiling − floor) on the mean "
             "paired differences, 95% paired bootstrap over units; `(no gap)`: the ceiling is not shown above the floor.",
@@ -140,7 +152,7 @@ def main(argv=None) -> None:
             "## In-distribution test against the floor", "", *control_lines(m, rows, floor, ceiling, "synthetic_test"),
             *(["", "## Comparisons between rows (paired t over units, 95%)", "", *compare_lines(m, folders, args.compare)]
               if args.compare else []),
-            "", f"## {PRIMARY} per world seed (mean ± std over training seeds)", "", *per_world_lines(m, rows), ""]
+            "", f"## {PRIMARY} per world seed (mean ± std over training seeds)", "", *per_world_lines(runs, rows), ""]
     args.out.write_text("\n".join(text))
     print("\n".join(text))
 

@@ -4,6 +4,7 @@
 #   bash experiments/disco_table3/run.sh     # tables -> experiments/disco_table3/results.md (+ .csv, counts.json)
 # ~19 min on one CPU core (2026-11-26, the other core busy; up to ~40 under heavier load). WORLD (snli_calibrated), WORLD_SEEDS (0 1), SEEDS (1,2,3), N_TRAIN (4000) override.
 # Scratch: $NLIFORGE_EXP (default /tmp/nliforge_exp/disco_table3); FRESH=0 keeps finished steps and rows.
+# OUT (this folder) takes the tables; UNIT (run: world seed x training seed; world: the world seeds) the unit.
 # Who knows what (README): the task classifier (data map) and the teacher are trained on D0 = D^b; the fill-in LM
 # on D0's pairs without their labels. Nothing here knows the world's true labels.
 set -euo pipefail
@@ -15,6 +16,7 @@ N_TRAIN="${N_TRAIN:-4000}"          # D0 = D^b: this many pairs of the biased sp
 PER_LABEL="${PER_LABEL:-null}"      # ambiguous pairs per label (null: the whole ambiguous third)
 TEACHER_EPOCHS="${TEACHER_EPOCHS:-8}"   # the teacher: D0 again, trained longer than the task classifier (3)
 DELTA="${DELTA:-0.25}"              # the teacher filter keeps Δ > this (the paper's and PRIOR_ART's 0.25)
+OUT="${OUT:-$HERE}"; UNIT="${UNIT:-run}"; mkdir -p "$OUT"
 for ws in $WORLD_SEEDS; do
     W="$R/world$ws"; mkdir -p "$W"
     # conf/experiment/disco_table3.yaml, conf/generate_experiment/disco_disco_table3.yaml: the demo's DISCO with
@@ -48,12 +50,12 @@ for ws in $WORLD_SEEDS; do
     done
 done
 stamp "tables"
-python "$HERE/../controls_table.py" --scratch "$R" --out "$HERE/results.md" \
+python "$HERE/../controls_table.py" --scratch "$R" --out "$OUT/results.md" --unit "$UNIT" \
     --row 1_d0="D0 = D^b" --row 2_floor="floor: D0 + N biased" --row 3_filter="D0 + D^c (teacher filter)" \
     --row 4_nofilter="D0 + D^c, no teacher filter" --row 9_ceiling="ceiling: D0 + N unbiased" \
     --floor 2_floor --ceiling 9_ceiling --compare 3_filter:4_nofilter --compare 3_filter:1_d0 \
     --title "DISCO offline, no oracle, on $WORLD: $N_TRAIN pairs of D0 + N added" \
     --note "N per world seed (the smaller D^c): $(for ws in $WORLD_SEEDS; do printf 'world %s: %s; ' "$ws" "$(cat "$R/world$ws/n_add")"; done)"
-python "$HERE/../wanli_generated/counts.py" "$R" "$HERE/counts.json"
-for ws in $WORLD_SEEDS; do cp "$R/world$ws/gen_filter/disco_report.md" "$HERE/disco_report_world$ws.md"; done
-stamp "done: $HERE/results.md"
+python "$HERE/../wanli_generated/counts.py" "$R" "$OUT/counts.json"
+for ws in $WORLD_SEEDS; do cp "$R/world$ws/gen_filter/disco_report.md" "$OUT/disco_report_world$ws.md"; done
+stamp "done: $OUT/results.md"
