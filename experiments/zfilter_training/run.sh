@@ -5,6 +5,7 @@
 #   bash experiments/zfilter_training/run.sh   # -> results_{zaug,par_z,seq_z,poe}.md (+ .csv), results_z.md
 # ~50 min on one CPU core. WORLD (snli_calibrated), WORLD_SEEDS (0 1), SEEDS (1,2,3), N_TRAIN (4000) override.
 # Scratch: $NLIFORGE_EXP (default /tmp/nliforge_exp/zfilter_training); FRESH=0 keeps finished steps and rows.
+# OUT (this folder) takes the tables; UNIT (run: world seed x training seed; world: the world seeds) the unit.
 # Who knows what: teacher (tau filter) and both generators are trained on D0; the hypothesis-only expert of PoE on
 # D0; the oracle scorer (the unbiased split) only scores samples after the fact.
 set -euo pipefail
@@ -16,6 +17,7 @@ N_TRAIN="${N_TRAIN:-4000}"          # D0 size
 N_SAMPLES="${N_SAMPLES:-10000}"     # samples per generator
 N_ORACLE="${N_ORACLE:-10000}"       # the oracle scorer: this many unbiased pairs (measurement only)
 TAU="${TAU:-0.8}"                   # confidence filter (the paper's 0.95 keeps nothing with the tiny teacher)
+OUT="${OUT:-$HERE}"; UNIT="${UNIT:-run}"; mkdir -p "$OUT"
 export ZF_BATCH="${ZF_BATCH:-1000}" # Algorithm 1's batch: the first value used, fixed before any result (the paper gives none)
 for ws in $WORLD_SEEDS; do
     W="$R/world$ws"; mkdir -p "$W"
@@ -60,20 +62,20 @@ for ws in $WORLD_SEEDS; do
         model.poe.bias_model="$W/hyp_only"
 done
 stamp "tables"
-T=(python "$HERE/../controls_table.py" --scratch "$R")
+T=(python "$HERE/../controls_table.py" --scratch "$R" --unit "$UNIT")
 NOTE="Sizes per world seed: $(for ws in $WORLD_SEEDS; do printf 'world %s: %s; ' "$ws" "$(cat "$R/world$ws/sizes")"; done)"
-grep -q "zaug_added=0 " "$R"/world*/sizes || "${T[@]}" --out "$HERE/results_zaug.md" --row 01_d0="D0" --row 02_zaug_floor="floor: D0 + N biased" \
+grep -q "zaug_added=0 " "$R"/world*/sizes || "${T[@]}" --out "$OUT/results_zaug.md" --row 01_d0="D0" --row 02_zaug_floor="floor: D0 + N biased" \
     --row 03_zaug="Z-Aug: Z(D_G given D0)" --row 04_zaug_ceiling="ceiling: D0 + N unbiased" --floor 02_zaug_floor \
     --ceiling 04_zaug_ceiling --title "Z-Aug (D0 + N z-filtered samples) on $WORLD" --note "$NOTE" > /dev/null
-"${T[@]}" --out "$HERE/results_par_z.md" --row 05_par_floor="floor: M biased, from D0" --row 06_par_z="Par-Z: Z(D0) ∪ Z(D_G)" \
+"${T[@]}" --out "$OUT/results_par_z.md" --row 05_par_floor="floor: M biased, from D0" --row 06_par_z="Par-Z: Z(D0) ∪ Z(D_G)" \
     --row 07_par_ceiling="ceiling: M unbiased" --row 01_d0="D0" --floor 05_par_floor --ceiling 07_par_ceiling \
     --title "Par-Z (M pairs) on $WORLD" --note "$NOTE" > /dev/null
-"${T[@]}" --out "$HERE/results_seq_z.md" --row 08_seq_floor="floor: M biased, from D0" --row 09_seq_z="Seq-Z: Z(D_G given Z(D0))" \
+"${T[@]}" --out "$OUT/results_seq_z.md" --row 08_seq_floor="floor: M biased, from D0" --row 09_seq_z="Seq-Z: Z(D_G given Z(D0))" \
     --row 10_seq_ceiling="ceiling: M unbiased" --row 14_poe_seq_z="PoE (frozen expert) on Seq-Z" --row 01_d0="D0" \
     --floor 08_seq_floor --ceiling 10_seq_ceiling --title "Seq-Z (M pairs) on $WORLD" --note "$NOTE" > /dev/null
-"${T[@]}" --out "$HERE/results_poe.md" --row 01_d0="floor: D0 (plain training)" --row 11_poe_head="PoE, joint bias head" \
+"${T[@]}" --out "$OUT/results_poe.md" --row 01_d0="floor: D0 (plain training)" --row 11_poe_head="PoE, joint bias head" \
     --row 12_poe_frozen="PoE, frozen hypothesis-only expert" --row 13_d0_ceiling="ceiling: as many unbiased pairs" \
     --floor 01_d0 --ceiling 13_d0_ceiling --compare 12_poe_frozen:11_poe_head \
     --title "Product of experts on D0 ($N_TRAIN pairs) on $WORLD" --note "$NOTE" > /dev/null
-python "$HERE/zfilter_recipes.py" zsummary "$R" "$HERE/results_z.md"
-stamp "done: $HERE/results_*.md"
+python "$HERE/zfilter_recipes.py" zsummary "$R" "$OUT/results_z.md"
+stamp "done: $OUT/results_*.md"
