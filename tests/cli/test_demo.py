@@ -15,23 +15,6 @@ def _run(args, cwd, extra_env=None):
 
 
 @pytest.mark.slow
-def test_wandb_offline_logger(tmp_path):
-    out = tmp_path / "run"
-    proc = _run(["nliforge-train", "logger=wandb", "debug=fast", "world.n_train=300", "world.n_test=60",
-                 "world.n_dev=30", "world.n_challenge=30", f"hydra.run.dir={out}",
-                 f"paths.cache_dir={tmp_path / 'cache'}"], tmp_path, {"WANDB_MODE": "offline"})
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    runs = list(Path(out).rglob("offline-run-*"))
-    assert runs, f"no offline W&B run under {out}"
-    history = list(runs[0].glob("*.wandb"))
-    assert history and history[0].stat().st_size > 0
-    assert (out / "metrics.csv").is_file()
-    # the resolved run config and the suite's final metrics reached the offline W&B run
-    data = history[0].read_bytes()
-    assert b"train_sets" in data and b"test/synthetic_test/acc" in data and b"test/synthetic_challenge_length/acc" in data
-
-
-@pytest.mark.slow
 def test_multirun_over_combinations(tmp_path):
     """One job per combination, each with its own metrics.csv naming its training-set id."""
     sweep = tmp_path / "sweep"
@@ -49,7 +32,8 @@ def test_multirun_over_combinations(tmp_path):
 
 @pytest.mark.slow
 def test_multirun_wandb_runs_grouped_by_sweep(tmp_path):
-    """W&B offline: one run per job, named by training-set id and seed, grouped by the sweep folder."""
+    """W&B offline: one run per job, named by training-set id and seed, grouped by the sweep folder, with the
+    resolved config and the suite's final metrics in it (and metrics.csv beside it)."""
     sweep = tmp_path / "sweep_2026"
     proc = _run(["nliforge-train", "-m", "data/train_sets=[synthetic_biased],[synthetic]", "seed=4",
                  "logger=wandb", "debug=fast", "world.n_train=300", "world.n_test=60", "world.n_dev=30",
@@ -66,3 +50,5 @@ def test_multirun_wandb_runs_grouped_by_sweep(tmp_path):
         num = pb.RunRecord.DESCRIPTOR.fields_by_name["run_group"].number
         assert bytes([num << 3 | 2, len(b"sweep_2026")]) + b"sweep_2026" in data
         assert f"{train_id}-s4".encode() in data
+        assert b"train_sets" in data and b"test/synthetic_test/acc" in data and b"test/synthetic_challenge_length/acc" in data
+        assert (sweep / job / "metrics.csv").is_file()
