@@ -65,6 +65,7 @@ def _check_model_setting(cfg: DictConfig) -> None:
 
 def evaluate(cfg: DictConfig) -> dict:
     """Load the model, run the suite on the configured accelerator, write metrics.csv. Returns results."""
+    _check_model_setting(cfg)   # before torch and Lightning load: a mistyped folder costs no imports
     import lightning as L   # torch, Lightning and the models load here: `--help` and config errors need none
 
     from nliforge.data.datamodule import NLIDataModule
@@ -73,7 +74,6 @@ def evaluate(cfg: DictConfig) -> dict:
     from nliforge.models.backbone import build_backbone
     from nliforge.models.classifier import NLIClassifier
 
-    _check_model_setting(cfg)
     train_id, seed = resolve_identity(cfg)
     with open_dict(cfg):
         cfg.seed, cfg.train_id = seed, train_id   # config.yaml and metrics.csv record the values used

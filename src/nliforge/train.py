@@ -170,16 +170,18 @@ def train(cfg: DictConfig) -> dict:
     unless this is its resume (`ckpt_path=last`) or `overwrite_output=true`, and it is locked while the
     run writes it. A SIGTERM (or a cluster's early warning) stops the run with a resumable checkpoint and
     a non-zero exit (`Preempted`, nliforge.models.preemption)."""
+    from nliforge.utils.model_folder import check_model_folder
+
+    # a mistyped model folder is refused before torch and Lightning load (~7 CPU-s of imports for one line)
+    check_model_folder(cfg.model.get("backbone", {}).get("name_or_path"), "model.backbone.name_or_path")
     import lightning as L
 
     from nliforge.data.training_set import write_training_manifest
     from nliforge.models.checkpoint_io import check_checkpoint_file
     from nliforge.models.resume import check_resume_config, checkpoint_dir, ckpt_setting, resume_checkpoint
-    from nliforge.utils.model_folder import check_model_folder
     from nliforge.utils.run import configure_process, prepare_output_dir
     from nliforge.utils.run_dir import check_run_dir, empty_run_dir, run_dir_lock
 
-    check_model_folder(cfg.model.get("backbone", {}).get("name_or_path"), "model.backbone.name_or_path")
     configure_process(cfg)
     L.seed_everything(int(cfg.seed), workers=True)
     check_run_settings(cfg)
