@@ -4,8 +4,8 @@
 #   NLIFORGE_DATA_DIR=/path/to/real NLIFORGE_EXP=/work/runs/real_effects nohup bash experiments/real_effects/run.sh e1 e4 &
 # Steps: the worlds (worlds.py, registered in the user data home); e1: per world the arms mnli, plus, diamond;
 # e4: per world the data map of diag's mnli_3ep run (the E1 mnli set, 3 epochs), its thirds (e4_sets.py), then
-# the arms ambiguous, random, easy; diag: E1's arms at 3 epochs
-# (mnli_3ep, plus_3ep, diamond_3ep). WORLDS (1 2 3 4 5), THREADS (1). Wall time per run in <folder>.done.
+# the arms ambiguous, random, easy; e4_3ep: the same thirds trained 3 epochs (E4's second attempt); diag: E1's arms
+# at 3 epochs (mnli_3ep, plus_3ep, diamond_3ep). WORLDS (1 2 3 4 5), THREADS (1). Wall time per run in <folder>.done.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../common.sh"
@@ -41,10 +41,16 @@ for step in "${STEPS[@]}"; do
                 for arm in ambiguous random easy; do
                     one "e4/w$w/$arm" "exp_real_effects_w${w}_e4_$arm" "exp_real_effects_w${w}_e4"
                 done ;;
+            e4_3ep) # E4's second attempt (README, "E4 at 3 epochs"): the same map and thirds, each arm 3 epochs
+                one "diag/w$w/mnli_3ep" "exp_real_effects_w${w}_mnli" "exp_real_effects_w$w" model.max_epochs=3
+                python "$HERE/e4_sets.py" "$R" "$w"
+                for arm in ambiguous random easy; do
+                    one "e4_3ep/w$w/$arm" "exp_real_effects_w${w}_e4_$arm" "exp_real_effects_w${w}_e4" model.max_epochs=3
+                done ;;
             diag) for arm in plus mnli diamond; do   # E1 at 3 epochs (README): the same sets, 3 epochs
                       one "diag/w$w/${arm}_3ep" "exp_real_effects_w${w}_$arm" "exp_real_effects_w$w" model.max_epochs=3
                   done ;;
-            *) echo "$0: unknown step '$step'; expected e1, e4 or diag" >&2; exit 2 ;;
+            *) echo "$0: unknown step '$step'; expected e1, e4, e4_3ep or diag" >&2; exit 2 ;;
         esac
     done
 done
