@@ -23,15 +23,19 @@ def write_run(folder: Path, train_id: str, seed: int, test: float, challenge: fl
     pd.DataFrame(rows, columns=["train_id", "seed", "eval_set", "metric", "value"]).to_csv(folder / "metrics.csv", index=False)
 
 
+def write_layout(root: Path, method: dict[int, tuple[float, float]]) -> None:
+    """Per world seed, training seeds 1 and 2: floor (challenge 0.30), method (the given values), ceiling (0.40)."""
+    for ws, values in method.items():
+        for job, (seed, value) in enumerate(zip((1, 2), values)):
+            sweep = root / f"world{ws}" / "sweep"
+            write_run(sweep / "1_floor" / str(job), "floor", seed, 0.60, 0.30)
+            write_run(sweep / "2_method" / str(job), "method", seed, 0.61, value)
+            write_run(sweep / "3_ceiling" / str(job), "ceiling", seed, 0.62, 0.40)
+
+
 def test_gap_closure_and_differences_from_a_two_world_layout(tmp_path):
     # challenge accuracy per unit (world, seed): floor 0.30 everywhere, ceiling 0.40, method 0.35 or 0.33
-    method = {(0, 1): 0.35, (0, 2): 0.35, (1, 1): 0.33, (1, 2): 0.33}
-    for ws in (0, 1):
-        for job, seed in enumerate((1, 2)):
-            sweep = tmp_path / f"world{ws}" / "sweep"
-            write_run(sweep / "1_floor" / str(job), "floor", seed, 0.60, 0.30)
-            write_run(sweep / "2_method" / str(job), "method", seed, 0.61, method[(ws, seed)])
-            write_run(sweep / "3_ceiling" / str(job), "ceiling", seed, 0.62, 0.40)
+    write_layout(tmp_path, {0: (0.35, 0.35), 1: (0.33, 0.33)})
     out = tmp_path / "results.md"
     controls_table.main(["--scratch", str(tmp_path), "--out", str(out), "--row", "1_floor=floor",
                          "--row", "2_method=method", "--row", "3_ceiling=ceiling", "--floor", "1_floor",
@@ -49,13 +53,7 @@ def test_gap_closure_and_differences_from_a_two_world_layout(tmp_path):
 
 def test_the_world_as_unit_averages_training_seeds_then_pairs_worlds(tmp_path):
     # method − floor per world, each the mean of two training seeds: 0.06, 0.03, 0.05 (floor 0.30 everywhere)
-    method = {0: (0.35, 0.37), 1: (0.33, 0.33), 2: (0.34, 0.36)}
-    for ws, values in method.items():
-        for job, (seed, value) in enumerate(zip((1, 2), values)):
-            sweep = tmp_path / f"world{ws}" / "sweep"
-            write_run(sweep / "1_floor" / str(job), "floor", seed, 0.60, 0.30)
-            write_run(sweep / "2_method" / str(job), "method", seed, 0.61, value)
-            write_run(sweep / "3_ceiling" / str(job), "ceiling", seed, 0.62, 0.40)
+    write_layout(tmp_path, {0: (0.35, 0.37), 1: (0.33, 0.33), 2: (0.34, 0.36)})
     out = tmp_path / "results.md"
     controls_table.main(["--scratch", str(tmp_path), "--out", str(out), "--row", "1_floor=floor",
                          "--row", "2_method=method", "--row", "3_ceiling=ceiling", "--floor", "1_floor",
