@@ -295,10 +295,10 @@ def test_zaug_generator_fine_tuned_from_smollm2(tmp_path, smollm2_dir):
 
     cfg = resolve_generator(compose_config("generate", ["pipeline=zaug", "experiment=demo", "generator=causal_unlikelihood"],
                                            tmp_path / "run", tmp_path / "cache")).pipeline.generator_model
-    settings = {**OmegaConf.to_container(cfg, resolve=True), "max_steps": 3, "batch_size": 8}
+    settings = {**OmegaConf.to_container(cfg, resolve=True), "max_steps": 2, "batch_size": 2}
     out = train_generator(generate_split(WorldConfig(seed=3, n_train=64), "train"), tmp_path / "gen", settings)
     meta = read_lm_meta(out)
-    assert meta["steps"] == 3 and meta["settings"]["init_from"] == "smollm2-135m-instruct"
+    assert meta["steps"] == 2 and meta["settings"]["init_from"] == "smollm2-135m-instruct"
     config = AutoConfig.from_pretrained(out)
     assert config.model_type == "llama" and config.vocab_size == AutoConfig.from_pretrained(smollm2_dir).vocab_size + 3
     backend = NLIGeneratorBackend(str(out), batch_size=4)

@@ -24,6 +24,7 @@ import torch
 from nliforge.data.sampling import LengthGroupedBatchSampler
 from nliforge.models.resume import collect_random_state, set_random_state
 from nliforge.testing.kill import HOOKS
+from nliforge.testing.warm import WarmInterpreter
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ["experiment=demo", "world.n_train=900", "world.n_dev=150", "world.n_test=300", "world.n_challenge=150",
@@ -56,14 +57,19 @@ def test_random_state_round_trips_through_a_weights_only_checkpoint(tmp_path):
     assert (torch.rand(3).tolist(), random.random(), float(np.random.rand())) == expected
 
 
-def start(run_dir: Path, cache: Path, extra: list[str]) -> subprocess.Popen:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-           "NLIFORGE_CACHE": str(cache)}
-    return subprocess.Popen([sys.executable, "-m", "nliforge.train", *RUN, *extra, f"hydra.run.dir={run_dir}"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+ENV = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 
 
-def finish(proc: subprocess.Popen) -> None:
+def start(run_dir: Path, cache: Path, extra: list[str], warm: WarmInterpreter | None = None):
+    """`nliforge.train` with RUN and `extra`, in a fresh process, or in a fork of `warm` (no imports to pay)."""
+    env, args = {**ENV, "NLIFORGE_CACHE": str(cache)}, [*RUN, *extra, f"hydra.run.dir={run_dir}"]
+    if warm is not None:
+        return warm.start("nliforge.train", args, cwd=ROOT, env=env)
+    return subprocess.Popen([sys.executable, "-m", "nliforge.train", *args], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def finish(proc) -> None:
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err[-3000:]
 
@@ -78,11 +84,12 @@ def kill_at(step: int, hook: str) -> list[str]:
 RESUME = ["ckpt_path=last", "allow_config_change=true"]
 
 
-def kill_from_outside(run: Path, cache: Path, extra: list[str], rng: random.Random) -> bool:
+def kill_from_outside(run: Path, cache: Path, extra: list[str], rng: random.Random,
+                      warm: WarmInterpreter | None = None) -> bool:
     """Resume, and SIGKILL the process at a random moment after it wrote a checkpoint. True if it was killed."""
     last = run / "checkpoints" / "last.ckpt"
     seen = last.stat().st_mtime_ns if last.exists() else 0
-    proc = start(run, cache, [*extra, *RESUME])
+    proc = start(run, cache, [*extra, *RESUME], warm)
     while proc.poll() is None and (not last.exists() or last.stat().st_mtime_ns == seen):
         time.sleep(0.01)
     time.sleep(rng.uniform(0.0, 1.0))
@@ -110,16 +117,18 @@ def assert_same_outputs(whole: Path, run: Path, note: str) -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_sigkill_at_a_random_step_then_resume_matches_an_uninterrupted_run(tmp_path):
+    """The uninterrupted run in a fresh process; the killed and resumed ones in forks of a warm interpreter."""
     rng = random.Random()
     step, hook = rng.randrange(6, STEPS), rng.choice(HOOKS)   # after the first checkpoint (step 5)
     cache, run = tmp_path / "cache", tmp_path / "killed"
     finish(start(tmp_path / "whole", cache, []))
-    first = start(run, cache, kill_at(step, hook))
-    first.communicate(timeout=300)
-    assert first.returncode == -signal.SIGKILL, f"not killed at step {step} ({hook})"
-    killed_twice = kill_from_outside(run, cache, [], rng)
-    if killed_twice:
-        finish(start(run, cache, RESUME))
+    with WarmInterpreter(ENV) as warm:
+        first = start(run, cache, kill_at(step, hook), warm)
+        first.communicate(timeout=300)
+        assert first.returncode == -signal.SIGKILL, f"not killed at step {step} ({hook})"
+        killed_twice = kill_from_outside(run, cache, [], rng, warm)
+        if killed_twice:
+            finish(start(run, cache, RESUME, warm))
     note = f"killed at step {step} ({hook}), then from outside: {killed_twice}"
     print(note)
     assert_same_outputs(tmp_path / "whole", run, note)
