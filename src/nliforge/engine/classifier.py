@@ -28,10 +28,9 @@ def derived_config(cfg: DictConfig) -> DictConfig:
     return OmegaConf.create(OmegaConf.to_container(cfg, resolve=False))
 
 
-def train_classifier(cfg: DictConfig, out_dir: Path) -> Path:
-    """Train the classifier the generate config describes (its data/model/trainer groups) into out_dir."""
-    from nliforge.train import train
-
+def classifier_training_config(cfg: DictConfig, out_dir: Path | str) -> DictConfig:
+    """The resolved `nliforge-train` config of the classifier the generate config describes (its
+    data/model/trainer groups), trained into out_dir."""
     sub = derived_config(cfg)
     with open_dict(sub):
         sub.paths.output_dir = str(out_dir)
@@ -41,8 +40,14 @@ def train_classifier(cfg: DictConfig, out_dir: Path) -> Path:
         if sub.get("callbacks", {}).get("checkpoint") is not None:
             sub.callbacks.checkpoint.save_top_k = -1   # every epoch's weights: the variability stage scores each
         sub.logger = {k: v for k, v in (sub.get("logger") or {}).items() if k == "csv"}
-    sub = OmegaConf.create(OmegaConf.to_container(sub, resolve=True))
-    train(sub)
+    return OmegaConf.create(OmegaConf.to_container(sub, resolve=True))
+
+
+def train_classifier(cfg: DictConfig, out_dir: Path) -> Path:
+    """Train the classifier the generate config describes into out_dir."""
+    from nliforge.train import train
+
+    train(classifier_training_config(cfg, out_dir))
     return out_dir
 
 

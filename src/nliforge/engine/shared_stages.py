@@ -10,7 +10,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from nliforge.errors import NLIDataError
 from nliforge.generation.types import Failure, GenerationRequest, Sampling
-from nliforge.engine.classifier import ClassifierRun, train_classifier
+from nliforge.engine.classifier import ClassifierRun, classifier_training_config, train_classifier
+from nliforge.engine.classifier_reuse import OUT, copy_kept, keep, reuse_key
 from nliforge.engine.stages import Stage, StageContext, StageOutput, stage
 
 CACHE_FILE = "llm_cache.sqlite"
@@ -29,16 +30,25 @@ def classifier_run(cfg: DictConfig) -> ClassifierRun:
     return ClassifierRun(classifier_dir(cfg))
 
 
-@stage("classifier", writes=("uid", "run_dir", "train_examples", "epochs"))
+@stage("classifier", writes=("uid", "run_dir", "train_examples", "epochs", "reused"))
 def classifier_stage(ctx: StageContext) -> StageOutput:
-    """Train the task model with the config's data/model/trainer groups, unless one is given."""
+    """Train the task model with the config's data/model/trainer groups, unless one is given; with
+    `reuse` (a folder), copy one trained before with the same config, data, code and environment."""
     out = classifier_dir(ctx.cfg)
-    if not ctx.cfg.pipeline.get("classifier", {}).get("run_dir"):
-        train_classifier(ctx.cfg, out)
+    settings = ctx.cfg.pipeline.get("classifier", {})
+    reused = False
+    if not settings.get("run_dir"):
+        reuse_dir = settings.get("reuse")
+        key = reuse_key(classifier_training_config(ctx.cfg, OUT)) if reuse_dir else None
+        reused = key is not None and not out.exists() and copy_kept(reuse_dir, key, out)
+        if not reused:
+            train_classifier(ctx.cfg, out)
+            if key is not None:
+                keep(out, reuse_dir, key)
     run = classifier_run(ctx.cfg)
     n = len(run.train_records())
     return StageOutput([{"uid": "classifier", "run_dir": str(out), "train_examples": n,
-                         "epochs": len(run.epoch_files())}], count_in=n)
+                         "epochs": len(run.epoch_files()), "reused": reused}], count_in=n)
 
 
 @stage("generator_lm", writes=("uid", "path", "documents"))
