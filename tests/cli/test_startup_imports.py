@@ -67,7 +67,11 @@ def type_cache(tmp_path_factory):
     ("train", ["nliforge-train", "data.batch_size=abc"], "data.batch_size='abc': expected an integer"),
     ("train", ["nliforge-train", "model=pretrained", "model.backbone.name_or_path=/no/such/model"], "no such folder"),
     ("evaluate", ["nliforge-evaluate", "model.backbone.name_or_path=/no/such/model"], "no such folder"),
-], ids=["wrong type", "train: no model folder", "evaluate: no model folder"])
+    ("train", ["nliforge-train", "data/train_sets=[jsonl]"], "data.train_sets.jsonl.path is not set"),
+    ("train", ["nliforge-train", "data/train_sets=[jsonl]", "data.train_sets.jsonl.path=/no/such.jsonl"],
+     "data.train_sets.jsonl.path='/no/such.jsonl': file not found"),
+], ids=["wrong type", "train: no model folder", "evaluate: no model folder", "train: data file unset",
+        "train: no data file"])
 def test_a_refused_setting_loads_neither_torch_nor_lightning_once_the_types_are_kept(module, argv, line, tmp_path,
                                                                                    type_cache):
     """The first run with an empty cache folder reads the `_target_`s' parameter types (importing them) into it;

@@ -122,7 +122,8 @@ def test_compile_switch_keeps_parameter_names(tmp_path, world_cache):
     model keep the plain parameter names (no `_orig_mod.` prefix), so evaluate/resume read them."""
     import torch
 
-    cfg = compose_config("train", ["experiment=demo", *SMALL_WORLD, "model.max_epochs=1", "logger=none",
+    tiny_world = ["world.n_train=200", "world.n_dev=40", "world.n_test=40", "world.n_challenge=40"]  # few widths to trace
+    cfg = compose_config("train", ["experiment=demo", *tiny_world, "model.max_epochs=1", "logger=none",
                                    "compile.enabled=true", "compile.backend=eager", "callbacks.dynamics.enabled=false",
                                    "trainer.enable_progress_bar=false"], tmp_path / "run", world_cache)
     results = train(cfg)

@@ -93,19 +93,35 @@ def load_set(spec: Mapping[str, Any], where: str, world: Mapping[str, Any] | Non
     return records if limit is None else take(records, int(limit), spec.get("limit_seed"), where)
 
 
-def _load_jsonl(spec: Mapping[str, Any], where: str, allowed: tuple[str, ...]) -> list[Record]:
-    """A JSONL file of records in the nliforge data model, or WANLI's release (detected and said)."""
+def jsonl_path(spec: Mapping[str, Any], where: str) -> Path:
+    """The file of a jsonl set, or the one-line error for a path that is unset or names no file."""
     if not spec.get("path") or spec["path"] == "???":
         raise NLIDataError(f"{where}.path is not set: a jsonl set needs a JSONL file of records, e.g. "
                            f"{where}.path=/path/to/train.jsonl")
     path = Path(str(spec["path"]))
-    from nliforge.data.files import load_file_records, looks_like_wanli, missing_file_error
-
     if spec.get("url") and not path.is_file():
+        from nliforge.data.files import missing_file_error
+
         raise missing_file_error(spec, where, path)
     if not path.is_file():
         raise NLIDataError(f"{where}.path={spec['path']!r}: file not found; expected a JSONL file of records "
                            "(one JSON object per line with uid, premise, hypothesis, label)")
+    return path
+
+
+def check_jsonl_paths(sets: Mapping[str, Any] | None, where: str) -> None:
+    """Every jsonl set of `sets` (a config's data.train_sets) names a file: checked before a run imports
+    torch, so that a mistyped path costs one line and no imports."""
+    for name, spec in (sets or {}).items():
+        if isinstance(spec, Mapping) and spec.get("loader") == "jsonl":
+            jsonl_path(spec, f"{where}.{name}")
+
+
+def _load_jsonl(spec: Mapping[str, Any], where: str, allowed: tuple[str, ...]) -> list[Record]:
+    """A JSONL file of records in the nliforge data model, or WANLI's release (detected and said)."""
+    path = jsonl_path(spec, where)
+    from nliforge.data.files import load_file_records, looks_like_wanli
+
     if looks_like_wanli(path):
         log.info("%s: %s is in WANLI's release format (id, gold, genre, pairID): read as format wanli_jsonl",
                  where, path)
