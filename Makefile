@@ -71,9 +71,10 @@ readme-numbers: install
 	rm -rf outputs/readme_numbers
 	$(PYTHON) scripts/readme_numbers.py --write --jobs 2 --out outputs/readme_numbers
 
-# the fast suite on two workers (pytest-xdist)
+# the fast suite on two workers (pytest-xdist), one torch thread each unless OMP_NUM_THREADS says otherwise: two
+# workers of two threads on two cores spin in OpenMP's waits (the suite alone: 603 -> 553 CPU-s, docs/testing.md)
 test: install
-	WANDB_MODE=offline $(PYTHON) -m pytest -q -n 2
+	WANDB_MODE=offline OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(PYTHON) -m pytest -q -n 2
 
 test-slow: install
 	WANDB_MODE=offline $(PYTHON) -m pytest -q -m slow
