@@ -42,6 +42,8 @@ RULES: tuple[tuple[str, str, str], ...] = (
     (r"^(world_calibration|max_variability)/", "no_floor", CURRENT),
     (r"^wanli_generated/results_mechanism\.csv$", "d0_floor", "stale: labeller below the floor"),
     (r"^wanli_generated/results_labeller\.csv$", "d0_floor", CURRENT),
+    (r"^disco_table3/five_worlds/", "d0_floor", CURRENT),
+    (r"^disco_table3/results\.csv$", "fresh_draw_floor", SUPERSEDED),
     (r"^(wanli_generated|disco_table3|combined|zfilter_training|real_lm)/", "fresh_draw_floor", STALE),
     (r"^nli_set/", "no_floor", CURRENT),
     (r"^real_effects/README\.md$", "not_run", "not run"),   # real_effects: what was not run
