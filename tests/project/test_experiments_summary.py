@@ -218,10 +218,14 @@ def test_provenance_rule():
     from summary_provenance import provenance
     from summary_real import RealWorlds as RW
 
-    disco = Claim("a − floor", "p", "n", Paired(("disco_table3/results.csv",), "a", "floor: biased, size D0 + N"))
-    assert provenance(disco) == "fresh_draw_floor; stale: first attempt"
-    vs_d0 = Claim("a − D0", "p", "n", Paired(("disco_table3/results.csv",), "a", "D0 = D^b"))
+    comb = Claim("a − floor", "p", "n", Paired(("combined/results.csv",), "a", "floor: biased, size D0 + N"))
+    assert provenance(comb) == "fresh_draw_floor; stale: first attempt"
+    vs_d0 = Claim("a − D0", "p", "n", Paired(("combined/results.csv",), "a", "D0 = D^b"))
     assert provenance(vs_d0) == "vs_d0; stale: first attempt"
+    disco = Claim("a − floor", "p", "n", Paired(("disco_table3/results.csv",), "a", "floor: biased, size D0 + N"))
+    assert provenance(disco) == "fresh_draw_floor; superseded: first attempt"   # re-run in five_worlds/
+    five = Claim("a − floor", "p", "n", Paired(("disco_table3/five_worlds/results.csv",), "a", "floor: D0 + N biased"))
+    assert provenance(five) == "d0_floor; current"
     new = Claim("a − floor", "p", "n", Paired(("wanli_generated/results_labeller.csv",), "3_full", "2_floor"))
     assert provenance(new) == "d0_floor; current"
     assert provenance(Claim("r4", "p", "n", RW("R5-R4a", ("real_text/results_draws.csv",), "draw"))) == "d0_floor; current"
@@ -244,9 +248,12 @@ def test_committed_provenance_paper_numbers_and_top_readme():
     for r in rows:
         design, status = r["provenance"].split("; ")
         assert design in DESIGNS and status in STATUSES, r["claim"]
-        if r["file"].startswith(("disco_table3/", "combined/", "zfilter_training/", "real_lm/",
-                                 "wanli_generated/results.csv")):
+        if r["file"].startswith(("combined/", "zfilter_training/", "real_lm/", "wanli_generated/results.csv")):
             assert status == "stale: first attempt", r["claim"]
+        if r["file"] == "disco_table3/results.csv":       # re-run with five worlds on floors that hold D0
+            assert status == "superseded: first attempt", r["claim"]
+        if r["file"].startswith("disco_table3/five_worlds/"):
+            assert status == "current", r["claim"]
     by_claim = {r["claim"]: r for r in rows}
     poe = by_claim["PoE with a frozen hypothesis-only expert helps: PoE − D0, challenge mean (Z3; points)"]
     assert all(x in poe["paper_number"] for x in ("80.34 → 82.92", "76.39 → 78.37", "54.36 → 63.40"))
