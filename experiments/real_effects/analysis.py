@@ -30,8 +30,9 @@ E4_ARMS = ("ambiguous", "random", "easy")
 STRESS = ("stress_negation", "stress_word_overlap", "stress_length_mismatch")
 CF = ("snli_cad_cf_premise_test", "snli_cad_cf_hypothesis_test")
 FAMILIES = {"E1a": [f"E1a-{h}" for h in HEUR], "E1b": [f"E1b-{h}" for h in HEUR], "E4": ["E4a", "E4b"],
-            "3ep:E1a": [f"3ep:E1a-{h}" for h in HEUR], "3ep:E1b": [f"3ep:E1b-{h}" for h in HEUR]}
-GATES = ("G1", "3ep:G1", "3ep:G2")
+            "3ep:E1a": [f"3ep:E1a-{h}" for h in HEUR], "3ep:E1b": [f"3ep:E1b-{h}" for h in HEUR],
+            "3ep:E4": ["3ep:E4a", "3ep:E4b"]}
+GATES = ("G1", "3ep:G1", "3ep:G2", *(f"3ep:G4-{a}" for a in E4_ARMS))
 DESCRIPTION = {
     "G1": "gate: mnli arm's MNLI test accuracy − the test pairs' majority share (points)",
     **{f"E1a-{h}": f"plus − mnli, HANS non-entailment accuracy, {n} (points)" for h, n in HEUR.items()},
@@ -42,6 +43,9 @@ DESCRIPTION = {
     **{f"3ep:E1b-{h}": f"diamond_3ep − mnli_3ep, HANS non-entailment accuracy, {n} (points)" for h, n in HEUR.items()},
     "E4a": "ambiguous − random third, out-of-distribution mean of 6 sets (points)",
     "E4b": "ambiguous − easy third, out-of-distribution mean of 6 sets (points)",
+    **{f"3ep:G4-{a}": f"gate: the {a} third's (3 epochs) MNLI test accuracy − its largest class (points)" for a in E4_ARMS},
+    "3ep:E4a": "ambiguous − random third, 3 epochs, out-of-distribution mean of 6 sets (points)",
+    "3ep:E4b": "ambiguous − easy third, 3 epochs, out-of-distribution mean of 6 sets (points)",
 }
 
 
@@ -110,20 +114,26 @@ def e1_rows(scratch: Path, exp: str = "e1", suffix: str = "", prefix: str = "") 
     return rows, levels
 
 
-def e4_rows(scratch: Path) -> tuple[list[dict], list[dict]]:
+def e4_rows(scratch: Path, exp: str = "e4", prefix: str = "") -> tuple[list[dict], list[dict]]:
+    """E4's per-world values; with exp="e4_3ep", prefix="3ep:" its second attempt (3 epochs), which adds gate G4
+    per arm (README "E4 at 3 epochs": the arm's MNLI test accuracy − the share of that part's largest class)."""
     rows, levels = [], []
-    for w, runs in finished(scratch, "e4", E4_ARMS).items():
+    for w, runs in finished(scratch, exp, E4_ARMS).items():
         sets = {"hans": f"exp_real_effects_w{w}_hans", "mnli_test": f"exp_real_effects_w{w}_mnli_test",
                 **{s: f"exp_real_effects_w{w}_mnli_test_{s}" for s in STRESS}, **{c: c for c in CF}}
+        labels = Counter(r.label for r in load_named(sets["mnli_test"]))
+        largest = max(labels.values()) / sum(labels.values())
         lev = {}
         for a, r in runs.items():
             m = metrics(r)
-            lv = {"world": w, "arm": a, **{k: m[(v, "acc")] for k, v in sets.items()},
+            lv = {"world": w, "arm": a + ("_3ep" if prefix else ""), **{k: m[(v, "acc")] for k, v in sets.items()},
                   **{f"{c}:acc_cf": m.get((c, "acc_cf"), math.nan) for c in CF}}
             lv["ood_mean"] = sum(lv[k] for k in ("hans", *STRESS, *CF)) / 6
             lev[a] = lv
             levels.append(lv)
-        for crit, other in (("E4a", "random"), ("E4b", "easy")):
+            if prefix:
+                rows.append({"criterion": f"{prefix}G4-{a}", "world": w, "value": 100 * (lv["mnli_test"] - largest)})
+        for crit, other in ((f"{prefix}E4a", "random"), (f"{prefix}E4b", "easy")):
             rows.append({"criterion": crit, "world": w, "value": 100 * (lev["ambiguous"]["ood_mean"] - lev[other]["ood_mean"])})
             for k in ("hans", "mnli_test", *STRESS, *CF):
                 rows.append({"criterion": f"{crit}-{k}", "world": w, "value": 100 * (lev["ambiguous"][k] - lev[other][k])})
@@ -210,6 +220,12 @@ def fmt(r) -> str:
     return f"{r['mean']:+.1f} [{r.low:+.1f}, {r.high:+.1f}]"
 
 
+def g4_passed(s: pd.DataFrame) -> bool:
+    """Gate G4 (E4 at 3 epochs): every arm's interval above 0 (README "E4 at 3 epochs")."""
+    gates = [f"3ep:G4-{a}" for a in E4_ARMS]
+    return all(g in s.index and s.loc[g, "low"] > 0 for g in gates)
+
+
 def claims_table(s: pd.DataFrame) -> list[str]:
     md = ["| criterion | what | per world | mean [95% t] | n_worlds | one-sided p | Holm p | verdict |",
           "|---|---|---|---|---|---|---|---|"]
@@ -221,6 +237,8 @@ def claims_table(s: pd.DataFrame) -> list[str]:
         gate = ("gate not tested (one world)" if math.isnan(r.low) else
                 "gate passed" if r.low > 0 else "gate NOT passed")
         v = gate if crit in GATES else verdict(r) if tested else "reported"
+        if crit.startswith("3ep:E4") and tested and not g4_passed(s):
+            v = "not tested (an arm did not learn: gate G4)"
         md.append(f"| {crit} | {what} | {r.per_world} | {fmt(r)} | {int(r.n_worlds)} | {r.p_one_sided:.4f} | {hp} | "
                   f"{'**' + v + '**' if tested else v} |")
     return md
@@ -230,12 +248,13 @@ def main(scratch: Path, out: Path) -> None:
     r1, l1 = e1_rows(scratch)
     r3, l3 = e1_rows(scratch, "diag", "_3ep", "3ep:")
     r4, l4 = e4_rows(scratch)
-    rows, l1 = r1 + r3 + r4, l1 + l3
+    r5, l5 = e4_rows(scratch, "e4_3ep", "3ep:")
+    rows, l1, l4 = r1 + r3 + r4 + r5, l1 + l3, l4 + l5
     pd.DataFrame(rows, columns=["criterion", "world", "value"]).round(4).to_csv(out / "results.csv", index=False)
     s = summarise(rows) if rows else pd.DataFrame()
     md = ["# experiments/real_effects: results (analysis.py)", "",
           "Per world one training seed; over worlds the mean, [95% t interval, n − 1 df], the one-sided p (stated "
-          "direction: > 0) and Holm's p over the declared family (E1a, E1b, E4). Points.", "",
+          "direction: > 0) and Holm's p over the declared family (E1a, E1b, E4, 3ep:E4). Points.", "",
           ]
     md += claims_table(s) if rows else []
     later = [r for r in r3 if r["world"] != 1]
@@ -263,9 +282,9 @@ def main(scratch: Path, out: Path) -> None:
         cols = ["ood_mean", "hans", "mnli_test", *STRESS, *CF, *(f"{c}:acc_cf" for c in CF)]
         md += ["", "## E4 per arm (mean over worlds, %)", "", "| arm | " + " | ".join(cols) + " |",
                "|---" * (len(cols) + 1) + "|"]
-        for a in E4_ARMS:
+        for a in lv.arm.unique():
             g = lv[lv.arm == a]
-            md.append(f"| {a} | " + " | ".join(f"{100 * g[c].mean():.1f}" for c in cols) + " |")
+            md.append(f"| {a} ({g.world.nunique()} worlds) | " + " | ".join(f"{100 * g[c].mean():.1f}" for c in cols) + " |")
         lv.round(4).to_csv(out / "results_e4_levels.csv", index=False)
     md += diagnosis(scratch)
     wt = walls(scratch)
