@@ -20,6 +20,8 @@ from nliforge.evaluation.worlds import holm, one_sided_p, t_interval
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "real_text"))
 from common import load_named  # noqa: E402
 
+import analysis_e2  # noqa: E402  (this folder: E2's values)
+
 WORLDS = (1, 2, 3, 4, 5)
 HEUR = {"lo": "lexical_overlap", "sub": "subsequence", "con": "constituent"}
 LABELS = ("entailment", "non-entailment")
@@ -31,8 +33,10 @@ STRESS = ("stress_negation", "stress_word_overlap", "stress_length_mismatch")
 CF = ("snli_cad_cf_premise_test", "snli_cad_cf_hypothesis_test")
 FAMILIES = {"E1a": [f"E1a-{h}" for h in HEUR], "E1b": [f"E1b-{h}" for h in HEUR], "E4": ["E4a", "E4b"],
             "3ep:E1a": [f"3ep:E1a-{h}" for h in HEUR], "3ep:E1b": [f"3ep:E1b-{h}" for h in HEUR],
-            "3ep:E4": ["3ep:E4a", "3ep:E4b"]}
-GATES = ("G1", "3ep:G1", "3ep:G2", *(f"3ep:G4-{a}" for a in E4_ARMS))
+            "3ep:E4": ["3ep:E4a", "3ep:E4b"], **analysis_e2.FAMILIES}
+GATES = ("G1", "3ep:G1", "3ep:G2", *(f"3ep:G4-{a}" for a in E4_ARMS), *analysis_e2.GATES)
+# a claim whose gates (every one: interval above 0) must pass before it is read (README: G4, G2)
+GATED = {"3ep:E4": [f"3ep:G4-{a}" for a in E4_ARMS], "E2-": list(analysis_e2.GATES)}
 DESCRIPTION = {
     "G1": "gate: mnli arm's MNLI test accuracy − the test pairs' majority share (points)",
     **{f"E1a-{h}": f"plus − mnli, HANS non-entailment accuracy, {n} (points)" for h, n in HEUR.items()},
@@ -46,6 +50,7 @@ DESCRIPTION = {
     **{f"3ep:G4-{a}": f"gate: the {a} third's (3 epochs) MNLI test accuracy − its largest class (points)" for a in E4_ARMS},
     "3ep:E4a": "ambiguous − random third, 3 epochs, out-of-distribution mean of 6 sets (points)",
     "3ep:E4b": "ambiguous − easy third, 3 epochs, out-of-distribution mean of 6 sets (points)",
+    **analysis_e2.DESCRIPTION,
 }
 
 
@@ -220,10 +225,12 @@ def fmt(r) -> str:
     return f"{r['mean']:+.1f} [{r.low:+.1f}, {r.high:+.1f}]"
 
 
-def g4_passed(s: pd.DataFrame) -> bool:
-    """Gate G4 (E4 at 3 epochs): every arm's interval above 0 (README "E4 at 3 epochs")."""
-    gates = [f"3ep:G4-{a}" for a in E4_ARMS]
-    return all(g in s.index and s.loc[g, "low"] > 0 for g in gates)
+def gate_failed(s: pd.DataFrame, crit: str) -> str:
+    """The gate family that stops `crit` (one of its gates without its interval above 0), else ''."""
+    for prefix, gates in GATED.items():
+        if crit.startswith(prefix) and not all(g in s.index and s.loc[g, "low"] > 0 for g in gates):
+            return gates[0].split("-")[0].removeprefix("3ep:")
+    return ""
 
 
 def claims_table(s: pd.DataFrame) -> list[str]:
@@ -237,8 +244,8 @@ def claims_table(s: pd.DataFrame) -> list[str]:
         gate = ("gate not tested (one world)" if math.isnan(r.low) else
                 "gate passed" if r.low > 0 else "gate NOT passed")
         v = gate if crit in GATES else verdict(r) if tested else "reported"
-        if crit.startswith("3ep:E4") and tested and not g4_passed(s):
-            v = "not tested (an arm did not learn: gate G4)"
+        if tested and crit not in GATES and gate_failed(s, crit):
+            v = f"not tested (an arm did not learn: gate {gate_failed(s, crit)})"
         md.append(f"| {crit} | {what} | {r.per_world} | {fmt(r)} | {int(r.n_worlds)} | {r.p_one_sided:.4f} | {hp} | "
                   f"{'**' + v + '**' if tested else v} |")
     return md
@@ -249,12 +256,13 @@ def main(scratch: Path, out: Path) -> None:
     r3, l3 = e1_rows(scratch, "diag", "_3ep", "3ep:")
     r4, l4 = e4_rows(scratch)
     r5, l5 = e4_rows(scratch, "e4_3ep", "3ep:")
-    rows, l1, l4 = r1 + r3 + r4 + r5, l1 + l3, l4 + l5
+    r6, l6 = analysis_e2.e2_rows(scratch, [r.label for r in load_named("snli_cad_original_test")], WORLDS)
+    rows, l1, l4 = r1 + r3 + r4 + r5 + r6, l1 + l3, l4 + l5
     pd.DataFrame(rows, columns=["criterion", "world", "value"]).round(4).to_csv(out / "results.csv", index=False)
     s = summarise(rows) if rows else pd.DataFrame()
     md = ["# experiments/real_effects: results (analysis.py)", "",
           "Per world one training seed; over worlds the mean, [95% t interval, n − 1 df], the one-sided p (stated "
-          "direction: > 0) and Holm's p over the declared family (E1a, E1b, E4, 3ep:E4). Points.", "",
+          "direction: > 0) and Holm's p over the declared family (E1a, E1b, E4, 3ep:E4, E2). Points.", "",
           ]
     md += claims_table(s) if rows else []
     later = [r for r in r3 if r["world"] != 1]
@@ -286,6 +294,14 @@ def main(scratch: Path, out: Path) -> None:
             g = lv[lv.arm == a]
             md.append(f"| {a} ({g.world.nunique()} worlds) | " + " | ".join(f"{100 * g[c].mean():.1f}" for c in cols) + " |")
         lv.round(4).to_csv(out / "results_e4_levels.csv", index=False)
+    if l6:
+        lv = pd.DataFrame(l6)
+        cols = ["rev", "rp", "rh", "orig", "cf_rp", "cf_rh"]
+        md += ["", "## E2 per arm (mean over worlds, %)", "", "| arm | " + " | ".join(cols) + " |",
+               "|---" * (len(cols) + 1) + "|"]
+        md += [f"| {a} | " + " | ".join(f"{100 * lv[lv.arm == a][c].mean():.1f}" for c in cols) + " |"
+               for a in analysis_e2.ARMS]
+        lv.round(4).to_csv(out / "results_e2_levels.csv", index=False)
     md += diagnosis(scratch)
     wt = walls(scratch)
     md += ["", "## Wall times (s, one thread)", "", "| run | wall s | ended (UTC) |", "|---|---|---|"]

@@ -5,7 +5,8 @@
 # Steps: the worlds (worlds.py, registered in the user data home); e1: per world the arms mnli, plus, diamond;
 # e4: per world the data map of diag's mnli_3ep run (the E1 mnli set, 3 epochs), its thirds (e4_sets.py), then
 # the arms ambiguous, random, easy; e4_3ep: the same thirds trained 3 epochs (E4's second attempt); diag: E1's arms
-# at 3 epochs (mnli_3ep, plus_3ep, diamond_3ep). WORLDS (1 2 3 4 5), THREADS (1). Wall time per run in <folder>.done.
+# at 3 epochs (mnli_3ep, plus_3ep, diamond_3ep); e2: human revisions as a dose against as many MNLI pairs (e2_sets.py,
+# 7 arms per world, 3 epochs). WORLDS (1 2 3 4 5), THREADS (1). Wall time per run in <folder>.done.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../common.sh"
@@ -47,10 +48,15 @@ for step in "${STEPS[@]}"; do
                 for arm in ambiguous random easy; do
                     one "e4_3ep/w$w/$arm" "exp_real_effects_w${w}_e4_$arm" "exp_real_effects_w${w}_e4" model.max_epochs=3
                 done ;;
+            e2) # README "E2 criteria": the sets of every world (once), then per world base and each dose's pair of arms
+                [ -n "${E2_SETS:-}" ] || { python "$HERE/e2_sets.py" "$R"; E2_SETS=1; }
+                for arm in base human_333 mnli_333 human_666 mnli_666 human_1332 mnli_1332; do
+                    one "e2/w$w/$arm" "exp_real_effects_w${w}_e2_$arm" exp_real_effects_e2 model.max_epochs=3
+                done ;;
             diag) for arm in plus mnli diamond; do   # E1 at 3 epochs (README): the same sets, 3 epochs
                       one "diag/w$w/${arm}_3ep" "exp_real_effects_w${w}_$arm" "exp_real_effects_w$w" model.max_epochs=3
                   done ;;
-            *) echo "$0: unknown step '$step'; expected e1, e4, e4_3ep or diag" >&2; exit 2 ;;
+            *) echo "$0: unknown step '$step'; expected e1, e4, e4_3ep, e2 or diag" >&2; exit 2 ;;
         esac
     done
 done
