@@ -31,8 +31,9 @@ for ws in $WORLD_SEEDS; do
     if [ -f "$W/n_add" ]; then N_ADD=$(cat "$W/n_add"); stamp "world $ws: generated and reviewed before, N_ADD = $N_ADD"; else
     stamp "world $ws: the annotators' stand-in ($N_ANNOT unbiased pairs, 5 epochs)"
     # conf/experiment/wanli_generated_annotator.yaml: the tiny model on the unbiased split, no logger
+    # a finished model is kept; ckpt_path=last resumes one stopped part-way (from the start if no checkpoint yet)
     [ -f "$W/annotator/model/config.json" ] || logged "$W/annotator.log" nliforge-train experiment=wanli_generated_annotator \
-        "${WORLD_ARGS[@]}" world.n_train="$N_ANNOT" hydra.run.dir="$W/annotator"
+        "${WORLD_ARGS[@]}" world.n_train="$N_ANNOT" hydra.run.dir="$W/annotator" ckpt_path=last
     # conf/experiment/wanli_generated.yaml and conf/generate_experiment/wanli_wanli_generated.yaml: the demo's
     # classifier (5 epochs on D0) and generation, every seed above the quantile, the LM on D0 without labels
     GEN=(pipeline=wanli experiment=wanli_generated "${WORLD_ARGS[@]}" world.n_train="$N_TRAIN")

@@ -26,8 +26,9 @@ POE=(experiment=zaug_tables_poe "${S[@]}")
 for D0 in $BASES; do
     stamp "$D0: the teacher M (roberta-large on D0; its training set is kept for the z-filter's D0)"
     # conf/experiment/zaug_tables_teacher.yaml: RoBERTa-large, GPU, its training set kept, suite zaug
+    # a finished model is kept; ckpt_path=last resumes one stopped part-way (from the start if no checkpoint yet)
     [ -f "outputs/zaug_teacher_$D0/model/config.json" ] || nliforge-train experiment=zaug_tables_teacher \
-        "data/train_sets=[$D0]" hydra.run.dir="outputs/zaug_teacher_$D0"
+        "data/train_sets=[$D0]" hydra.run.dir="outputs/zaug_teacher_$D0" ckpt_path=last
     for r in zaug par_z seq_z; do
         stamp "$D0: the debiased set $r (gpt2-large G, then G* by the §4.1 debiasing unlikelihood; Table 8 samples; tau 0.95, k 20)"
         # Table 8: 4M samples for MultiNLI, 5M for SNLI; a finished run resumes from its stages

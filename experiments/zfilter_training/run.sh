@@ -24,8 +24,9 @@ for ws in $WORLD_SEEDS; do
     WORLD_ARGS=(world="$WORLD" world.seed="$ws")
     stamp "world $ws: the oracle scorer ($N_ORACLE unbiased pairs; scores samples, filters nothing)"
     # conf/experiment/zfilter_training_oracle.yaml: the tiny model on the unbiased split, no logger
+    # a finished model is kept; ckpt_path=last resumes one stopped part-way (from the start if no checkpoint yet)
     [ -f "$W/oracle/model/config.json" ] || logged "$W/oracle.log" nliforge-train experiment=zfilter_training_oracle \
-        "${WORLD_ARGS[@]}" world.n_train="$N_ORACLE" hydra.run.dir="$W/oracle"
+        "${WORLD_ARGS[@]}" world.n_train="$N_ORACLE" hydra.run.dir="$W/oracle" ckpt_path=last
     stamp "world $ws: the zaug pipeline (teacher, generators ul and mle on D0, $N_SAMPLES samples each, tau $TAU, Seq-Z)"
     # conf/experiment/zfilter_training.yaml, conf/generate_experiment/zaug_zfilter_training.yaml: the Z-Aug demo
     [ -f "$W/zaug/dataset.jsonl" ] || logged "$W/pipeline.log" nliforge-generate pipeline=zaug experiment=zfilter_training \
@@ -36,7 +37,7 @@ for ws in $WORLD_SEEDS; do
     stamp "world $ws: the hypothesis-only expert for PoE (D0, model.input=hypothesis)"
     # conf/experiment/zfilter_training_hyp_only.yaml: the tiny model on D0, hypothesis only, no logger
     [ -f "$W/hyp_only/model/config.json" ] || logged "$W/hyp_only.log" nliforge-train experiment=zfilter_training_hyp_only \
-        "${WORLD_ARGS[@]}" world.n_train="$N_TRAIN" hydra.run.dir="$W/hyp_only"
+        "${WORLD_ARGS[@]}" world.n_train="$N_TRAIN" hydra.run.dir="$W/hyp_only" ckpt_path=last
     size() { count_lines "$W/recipes/$1/dataset.jsonl"; }
     N_ZAUG=$(( $(size zaug) - N_TRAIN )); N_PAR=$(size par_z); N_SEQ=$(size seq_z)
     echo "zaug_added=$N_ZAUG par_z=$N_PAR seq_z=$N_SEQ" > "$W/sizes"
