@@ -44,6 +44,8 @@ RULES: tuple[tuple[str, str, str], ...] = (
     (r"^wanli_generated/results_labeller\.csv$", "d0_floor", CURRENT),
     (r"^disco_table3/five_worlds/", "d0_floor", CURRENT),
     (r"^disco_table3/results\.csv$", "fresh_draw_floor", SUPERSEDED),
+    (r"^zfilter_training/five_worlds/", "d0_floor", CURRENT),
+    (r"^zfilter_training/results", "fresh_draw_floor", SUPERSEDED),
     (r"^(wanli_generated|disco_table3|combined|zfilter_training|real_lm)/", "fresh_draw_floor", STALE),
     (r"^nli_set/", "no_floor", CURRENT),
     (r"^real_effects/README\.md$", "not_run", "not run"),   # real_effects: what was not run
