@@ -10,47 +10,23 @@ real text once `real_text/results_r1r4.csv` is committed:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from summary_claim import Claim
+from summary_claims_zaug import POE_FIRST, ZAUG, ZAUG_FIVE, ZAUG_SETS, consistency
 from summary_real import R1R4, NliSet, RealNegationZ, RealPairedT, RealSeeds, RealWorlds
-from summary_sources import TEST, Calibration, Paired, ResultsZ, SeedColumn, ZaugAgreement
-
-
-@dataclass(frozen=True)
-class Claim:
-    """kind: tested | descriptive | calibration | not run (summary_stats.VERDICTS); direction +1: the claim
-    says the estimate is above `reference`, -1: below; `costly`: a run costs > 30 min per world on 2 cores
-    (3 worlds allowed as low power); `digits`: decimals in the README; `family`: claims stated together as one
-    family (e.g. the WANLI mechanism test's M1-M4), whose one-sided p values get Holm's correction."""
-    claim: str
-    paper: str
-    paper_number: str
-    source: object | None
-    kind: str = "tested"
-    direction: int = 1
-    reference: float = 0.0
-    tolerance: float = 0.0
-    costly: bool = False
-    digits: int = 1
-    diagnosis: str = ""
-    files: tuple[str, ...] = ()   # a claim without a source (not run): where its command is
-    family: str = ""              # claims committed as one family: Holm's correction over them
-    paper_value: float | None = None   # the paper's number on this claim's own scale (a correlation), else None
-
-    @property
-    def file(self) -> str:
-        return "; ".join(self.source.files if self.source is not None else self.files)
-
+from summary_sources import (
+    Calibration,
+    Paired,
+    ResultsZ,
+    SeedColumn,
+    ZaugAgreement,
+)
 
 WANLI3 = "+3.3 Diag., +4.9 HANS, +2.3 to +4.8 ANLI (MNLI + WANLI vs MNLI)"
-ZAUG = "every set above D0: Z-Aug +2.7 MNLI-m hard test (Table 3); HANS 54.4 → 62.6-67.7 (the three sets, Table 4)"
 FLOOR_W, CEIL_W = "floor: biased, size D0 + N", "ceiling: D0 + N unbiased"
 RL_FLOOR, RL_CEIL = "floor: D0 + #W biased", "ceiling: D0 + #W unbiased"
-SEQ_Z, POE = "Seq-Z: Z(D_G given Z(D0))", "PoE, frozen hypothesis-only expert"
 WG, DISCO, COMB = "wanli_generated/results.csv", "disco_table3/results.csv", "combined/results.csv"
 DISCO5, FLOOR_D0 = "disco_table3/five_worlds/results.csv", "floor: D0 + N biased"
 UNION = "D0 + W ∪ DISCO(W) ∪ DISCO(D0)"
-ZF = {n: f"zfilter_training/results_{n}.csv" for n in ("zaug", "par_z", "seq_z", "poe")}
 
 
 def real_lm(tag: str, review: str = "") -> tuple[str, ...]:
@@ -70,13 +46,6 @@ def premise(preset: str, diagnosis: str = "", first: bool = False) -> Claim:
     return Claim(f"Trained on the biased split, a model fails where the artifacts mislead: ceiling − floor, "
                  f"challenge mean, {preset}{attempt} (W1; points)", "premise of all four (HANS, stress tests)",
                  "qualitative", Paired((path,), "ceiling: unbiased split", "floor: biased split"), diagnosis=diagnosis)
-
-
-def consistency(where: str, source, scorer: str, diagnosis: str = "", costly: bool = False) -> Claim:
-    whom = "the D0 teacher" if scorer == "teacher" else "the true labels (oracle scorer)"
-    return Claim(f"The consistency unlikelihood raises agreement with {whom}: ul − mle, {where} (points)",
-                 "Z-Aug §2.2.1", "direction" if scorer == "teacher" else "– (the paper measures the teacher)",
-                 source, costly=costly, diagnosis=diagnosis)
 
 
 WANLI = [
@@ -211,104 +180,6 @@ MAX_VARIABILITY = [
           "–", SeedColumn(MAXVAR, "pearson_r", "pearson_r_entropy"), kind="descriptive", digits=3,
           diagnosis="the stated criterion compared signed r, and entropy's r is negative: the sign-free "
                     "comparison is reported, not claimed; entropy's |r| is the larger in 15 of 15 runs (5 worlds)"),
-]
-
-ZAUG_SETS = [
-    Claim("z-filtering removes the biased features: the largest world-defined z* of the three artifacts after "
-          "Seq-Z, below the bound {bound:.2f} (Z5)", "Z-Aug Table 12",
-          "z falls, still far above any bound: top z per label 422.1 / 436.1 / 433.9 (SNLI) → 17.5 / 15.3 / 17.0 "
-          "(Seq-Z SNLI)", ResultsZ("z"), direction=-1,
-          diagnosis="the committed criterion (below the bound) asks more than the paper shows; z halves because n falls (prevalence 25% → 17%) while p̂ stays 0.64-0.70: the generated "
-                    "pool carries the artifacts more strongly than D0, so Algorithm 1 finds few counter-examples "
-                    "(batch 1000, the first value used, not tuned)"),
-]
-RECIPES = (("zaug", "Z-Aug", "Z-Aug: Z(D_G given D0)", "floor: D0 + N biased", "Z-Aug adds only 250-346 samples"),
-           ("par_z", "Par-Z", "Par-Z: Z(D0) ∪ Z(D_G)", "floor: M biased", ""),
-           ("seq_z", "Seq-Z", SEQ_Z, "floor: M biased", "Seq-Z keeps D0's challenge accuracy at half D0's size"))
-for name, label, row, floor, note in RECIPES:
-    ZAUG_SETS += [
-        Claim(f"{label} beats the base on the hard sets: {label} − D0, challenge mean (the paper's comparison; "
-              "points)", "Z-Aug Tables 2-4", ZAUG, Paired((ZF[name],), row, "D0"), diagnosis=note),
-        Claim(f"{label} beats a biased set of its own size: {label} − floor, challenge mean (Z1; points)",
-              "Z-Aug Tables 2-4", "– (no floor in the paper)", Paired((ZF[name],), row, floor)),
-    ]
-for name, label, row, _, _ in RECIPES:
-    ZAUG_SETS.append(Claim(f"{label} − D0 on the in-distribution test (Z2; points)", "Z-Aug Tables 2-3",
-                           "set − baseline: SNLI (Table 2) Z-Aug +0.2, Par-Z −2.3, Seq-Z −2.4; MNLI-m dev "
-                           "(Table 3) +0.9, −1.4, −1.3", Paired((ZF[name],), row, "D0", TEST),
-                           kind="descriptive",
-                           diagnosis="" if name == "zaug" else f"{label} is 30-50% smaller than D0"))
-
-POE_PAPER = ("PoE − no PoE on the same data: SNLI-hard 80.34 → 82.92 (Table 2, SNLI); MNLI-m hard dev 76.39 → "
-             "78.37 (Table 3), HANS 54.36 → 63.40 (Table 4): MNLI baseline → PoE on MNLI")
-POE_BEST = ("PoE − no PoE on the best debiased set: Seq-Z SNLI-hard 82.82 → 84.48 (Table 2); Z-Aug MNLI-m hard "
-            "dev 78.95 → 80.49 (Table 3), HANS 62.57 → 68.75 (Table 4)")
-POE = [
-    Claim("PoE with a frozen hypothesis-only expert helps: PoE − D0, challenge mean (Z3; points)",
-          "Z-Aug Tables 2-4 (PoE: App. A.2)", POE_PAPER, Paired((ZF["poe"],), POE, "floor: D0 (plain training)"),
-          diagnosis="read with the next row: most of the overlap split is lost (49.9 → 26.9)"),
-    Claim("The cost of PoE with a frozen expert: PoE − D0 on the in-distribution test (points)", "Z-Aug App. A.2",
-          "–",
-          Paired((ZF["poe"],), POE, "floor: D0 (plain training)", TEST), kind="descriptive"),
-    Claim("PoE with a joint bias head helps: PoE − D0, challenge mean (Z3; points)",
-          "Z-Aug Tables 2-4 (PoE: App. A.2)", POE_PAPER, Paired((ZF["poe"],), "PoE, joint bias head", "floor: D0 (plain training)")),
-    Claim("PoE helps most on the best debiased set: PoE on Seq-Z − Seq-Z, challenge mean (Z3; points)",
-          "Z-Aug Tables 2-4 (PoE: App. A.2)", POE_BEST,
-          Paired((ZF["seq_z"],), "PoE (frozen expert) on Seq-Z", SEQ_Z)),
-    Claim("The cost of PoE on Seq-Z: PoE on Seq-Z − Seq-Z on the in-distribution test (points)", "Z-Aug App. A.2",
-          "–",
-          Paired((ZF["seq_z"],), "PoE (frozen expert) on Seq-Z", SEQ_Z, TEST), kind="descriptive"),
-]
-
-# the five-world re-run with floors that hold D0 (criteria committed before it ran: zfilter_training/README.md)
-ZF5 = {n: f"zfilter_training/five_worlds/results_{n}.csv" for n in ("zaug", "par_z", "seq_z", "poe")}
-ZF5_Z = ("zfilter_training/five_worlds/results_z.md",)
-Z5W = "five worlds, floors that hold D0"
-POE_FROZEN = "PoE, frozen hypothesis-only expert"   # POE is the first attempt's list by now
-ZAUG_GATE = ("gate not passed, so no verdict by the committed rule: Z-Aug adds 45-326 pairs beyond D0 (gate: ≥ 500 in "
-             "every world) and its ceiling is not above its floor (+0.8 [−0.9, +2.6]); its yield is the result")
-ZAUG_FIVE = [
-    Claim(f"z-filtering removes the biased features, {Z5W}: the largest world-defined z* of the three artifacts "
-          "after Seq-Z, below the bound {bound:.2f} (Z5)", "Z-Aug Table 12",
-          "z falls, still far above any bound: top z per label 422.1 / 436.1 / 433.9 (SNLI) → 17.5 / 15.3 / 17.0 "
-          "(Seq-Z SNLI)", ResultsZ("z", files=ZF5_Z), direction=-1,
-          diagnosis="as in the paper, z falls (from 28-30 to 11-14) and stays far above any bound: the committed "
-                    "criterion asked more than the paper shows"),
-    consistency(f"tiny GPT-2 in zfilter_training, {Z5W}", ResultsZ("teacher", files=ZF5_Z), "teacher",
-                diagnosis="per world +1.0, +4.8, −3.7, +4.5, −2.6: the first attempt's direction does not hold"),
-    consistency(f"tiny GPT-2 in zfilter_training, {Z5W}", ResultsZ("oracle", files=ZF5_Z), "oracle"),
-    Claim(f"Z-Aug beats D0 + N biased pairs, {Z5W}: Z-Aug − floor, challenge mean (Z1; points)", "Z-Aug Tables 2-4",
-          "– (no floor in the paper)", Paired((ZF5["zaug"],), "Z-Aug: Z(D_G given D0)", "floor: D0 + N biased"),
-          kind="descriptive", diagnosis=ZAUG_GATE),
-    Claim(f"Z-Aug beats the base on the hard sets, {Z5W}: Z-Aug − D0, challenge mean (the paper's comparison; "
-          "points)", "Z-Aug Tables 2-4", ZAUG, Paired((ZF5["zaug"],), "Z-Aug: Z(D_G given D0)", "D0"),
-          kind="descriptive", diagnosis=ZAUG_GATE),
-]
-for name, label, row in (("par_z", "Par-Z", "Par-Z: Z(D0) ∪ Z(D_G)"), ("seq_z", "Seq-Z", SEQ_Z)):
-    ZAUG_FIVE += [
-        Claim(f"{label} beats a biased set of its own size built from D0, {Z5W}: {label} − floor, challenge mean "
-              "(Z1; points)", "Z-Aug Tables 2-4", "– (no floor in the paper)",
-              Paired((ZF5[name],), row, "floor: M biased, from D0")),
-        Claim(f"{label} beats the base on the hard sets, {Z5W}: {label} − D0, challenge mean (the paper's "
-              "comparison; points)", "Z-Aug Tables 2-4", ZAUG, Paired((ZF5[name],), row, "D0"),
-              diagnosis=f"{label} has 1,742-2,814 pairs, D0 4,000: the paper's sets are smaller than their base too"),
-        Claim(f"{label} − D0 on the in-distribution test, {Z5W} (Z2; points)", "Z-Aug Tables 2-3",
-              "set − baseline: SNLI (Table 2) Z-Aug +0.2, Par-Z −2.3, Seq-Z −2.4; MNLI-m dev (Table 3) +0.9, "
-              "−1.4, −1.3", Paired((ZF5[name],), row, "D0", TEST), kind="descriptive"),
-    ]
-ZAUG_FIVE += [
-    Claim(f"PoE with a frozen hypothesis-only expert helps, {Z5W}: PoE − D0, challenge mean (Z3; points)",
-          "Z-Aug Tables 2-4 (PoE: App. A.2)", POE_PAPER, Paired((ZF5["poe"],), POE_FROZEN, "floor: D0 (plain training)"),
-          diagnosis="at a cost of 10.2 points on the artifact-free test and most of the overlap split (48.5 → 29.1)"),
-    Claim(f"PoE with a joint bias head helps, {Z5W}: PoE − D0, challenge mean (Z3; points)",
-          "Z-Aug Tables 2-4 (PoE: App. A.2)", POE_PAPER,
-          Paired((ZF5["poe"],), "PoE, joint bias head", "floor: D0 (plain training)")),
-    Claim(f"PoE helps most on the best debiased set, {Z5W}: PoE on Seq-Z − Seq-Z, challenge mean (Z3; points)",
-          "Z-Aug Tables 2-4 (PoE: App. A.2)", POE_BEST, Paired((ZF5["seq_z"],), "PoE (frozen expert) on Seq-Z", SEQ_Z)),
-    Claim(f"The cost of PoE with a frozen expert, {Z5W}: PoE − D0 on the in-distribution test (points)",
-          "Z-Aug App. A.2", "–", Paired((ZF5["poe"],), POE_FROZEN, "floor: D0 (plain training)", TEST), kind="descriptive"),
-    Claim(f"The cost of PoE on Seq-Z, {Z5W}: PoE on Seq-Z − Seq-Z on the in-distribution test (points)",
-          "Z-Aug App. A.2", "–", Paired((ZF5["seq_z"],), "PoE (frozen expert) on Seq-Z", SEQ_Z, TEST), kind="descriptive"),
 ]
 
 DISCO_AND_COMBINED = [
@@ -466,5 +337,5 @@ REAL_EFFECTS = [   # known effects on real text, the world as the unit (experime
           diagnosis="projected from R1's measured rate: hours of generation on one contended core"),
 ]
 
-CLAIMS = [*CALIBRATION_AND_PREMISE, *MAX_VARIABILITY, *WANLI, *MECHANISM, *WANLI_SMOLLM2, *CONSISTENCY, *ZAUG_SETS, *POE, *ZAUG_FIVE,
+CLAIMS = [*CALIBRATION_AND_PREMISE, *MAX_VARIABILITY, *WANLI, *MECHANISM, *WANLI_SMOLLM2, *CONSISTENCY, *ZAUG_SETS, *POE_FIRST, *ZAUG_FIVE,
           *DISCO_AND_COMBINED, *NLI_SET_AND_REAL, *REAL_WORLDS, *REAL_EFFECTS]

@@ -1,0 +1,31 @@
+"""One claim of `experiments/summary.csv` (the lists of claims: `summary_claims`, `summary_claims_zaug`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Claim:
+    """kind: tested | descriptive | calibration | not run (summary_stats.VERDICTS); direction +1: the claim
+    says the estimate is above `reference`, -1: below; `costly`: a run costs > 30 min per world on 2 cores
+    (3 worlds allowed as low power); `digits`: decimals in the README; `family`: claims stated together as one
+    family (e.g. the WANLI mechanism test's M1-M4), whose one-sided p values get Holm's correction."""
+    claim: str
+    paper: str
+    paper_number: str
+    source: object | None
+    kind: str = "tested"
+    direction: int = 1
+    reference: float = 0.0
+    tolerance: float = 0.0
+    costly: bool = False
+    digits: int = 1
+    diagnosis: str = ""
+    files: tuple[str, ...] = ()   # a claim without a source (not run): where its command is
+    family: str = ""              # claims committed as one family: Holm's correction over them
+    paper_value: float | None = None   # the paper's number on this claim's own scale (a correlation), else None
+
+    @property
+    def file(self) -> str:
+        return "; ".join(self.source.files if self.source is not None else self.files)
