@@ -344,7 +344,9 @@ REAL_EFFECTS = [   # known effects on real text, the world as the unit (experime
       for crit, other in (("E4a", "random"), ("E4b", "easiest"))),
     Claim("Real SNLI: human counterfactuals, dose-response, difference of differences (E2)",
           "Kaushik et al. 2020; DISCO Table 5", "Acc on Human-CAD: 59.1 → 63.6 (+ Human-CAD), 64.1 (+ DISCO)", None,
-          kind="not run", files=("real_effects/README.md",), diagnosis="not reached this session (time)"),
+          kind="not run", files=("real_effects/README.md",),
+          diagnosis="criteria committed 2026-11-27 21:05 UTC; world 1 of 5 run (one arm, human_1332, collapsed to one "
+                    "class), no verdict: experiments/real_effects/README.md"),
     Claim("Real SNLI: DISCO with SmolLM2 at full scale, gap closure against human revisions (E3)",
           "DISCO Table 5", "Acc on Human-CAD 64.1 (+ DISCO, GPT-3)", None, kind="not run",
           files=("real_effects/README.md",),
