@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import sys
-from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -91,8 +90,7 @@ def e1_rows(scratch: Path, exp: str = "e1", suffix: str = "", prefix: str = "") 
         runs = {a: folders[f] for a, f in arms.items()}
         m = {a: metrics(r) for a, r in runs.items()}
         hans, test = f"exp_real_effects_w{w}_hans", f"exp_real_effects_w{w}_mnli_test"
-        labels = Counter(r.label for r in load_named(test))
-        majority = max(labels.values()) / sum(labels.values())
+        majority = analysis_e2.largest_share([r.label for r in load_named(test)])
         rows.append({"criterion": f"{prefix}G1", "world": w, "value": 100 * (m["mnli"][(test, "acc")] - majority)})
         if prefix:   # G2: the plus arm's last-epoch in-training accuracy on its HANS-like pairs - 50
             rows.append({"criterion": f"{prefix}G2", "world": w, "value": 100 * train_acc(runs["plus"])[-1][0] - 50})
@@ -126,8 +124,7 @@ def e4_rows(scratch: Path, exp: str = "e4", prefix: str = "") -> tuple[list[dict
     for w, runs in finished(scratch, exp, E4_ARMS).items():
         sets = {"hans": f"exp_real_effects_w{w}_hans", "mnli_test": f"exp_real_effects_w{w}_mnli_test",
                 **{s: f"exp_real_effects_w{w}_mnli_test_{s}" for s in STRESS}, **{c: c for c in CF}}
-        labels = Counter(r.label for r in load_named(sets["mnli_test"]))
-        largest = max(labels.values()) / sum(labels.values())
+        largest = analysis_e2.largest_share([r.label for r in load_named(sets["mnli_test"])])
         lev = {}
         for a, r in runs.items():
             m = metrics(r)
@@ -244,8 +241,9 @@ def claims_table(s: pd.DataFrame) -> list[str]:
         gate = ("gate not tested (one world)" if math.isnan(r.low) else
                 "gate passed" if r.low > 0 else "gate NOT passed")
         v = gate if crit in GATES else verdict(r) if tested else "reported"
-        if tested and crit not in GATES and gate_failed(s, crit):
-            v = f"not tested (an arm did not learn: gate {gate_failed(s, crit)})"
+        stopped_by = gate_failed(s, crit) if tested and crit not in GATES else ""
+        if stopped_by:
+            v = f"not tested (an arm did not learn: gate {stopped_by})"
         md.append(f"| {crit} | {what} | {r.per_world} | {fmt(r)} | {int(r.n_worlds)} | {r.p_one_sided:.4f} | {hp} | "
                   f"{'**' + v + '**' if tested else v} |")
     return md

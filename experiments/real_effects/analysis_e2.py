@@ -41,8 +41,9 @@ def arm_levels(run: Path) -> dict[str, float]:
     return out
 
 
-def largest_share(original_labels: list[str]) -> float:
-    counts = Counter(original_labels)
+def largest_share(labels: list[str]) -> float:
+    """The share of the most frequent label (the accuracy of always answering it)."""
+    counts = Counter(labels)
     return max(counts.values()) / sum(counts.values())
 
 

@@ -33,9 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "real_text"))
 from common import load_named  # noqa: E402
 from parts import cut  # noqa: E402
 
+from analysis_e2 import DOSES  # noqa: E402  (this folder)
+from worlds import CF_TESTS  # noqa: E402
+
 WORLDS, SEED, PER_WORLD = 5, 0, 333
-DOSES = (333, 666, 1332)
-CF_TESTS = ("snli_cad_cf_premise_test", "snli_cad_cf_hypothesis_test")
 TOOL = "experiments/real_effects/e2_sets.py"
 
 
