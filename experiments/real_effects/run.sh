@@ -6,7 +6,8 @@
 # e4: per world the data map of diag's mnli_3ep run (the E1 mnli set, 3 epochs), its thirds (e4_sets.py), then
 # the arms ambiguous, random, easy; e4_3ep: the same thirds trained 3 epochs (E4's second attempt); diag: E1's arms
 # at 3 epochs (mnli_3ep, plus_3ep, diamond_3ep); e2: human revisions as a dose against as many MNLI pairs (e2_sets.py,
-# 7 arms per world, 3 epochs). WORLDS (1 2 3 4 5), THREADS (1). Wall time per run in <folder>.done.
+# 7 arms per world, 3 epochs; E2_ARMS picks some of them). WORLDS (1 2 3 4 5), THREADS (1). Wall time per run in
+# <folder>.done. Two processes may share the work only with disjoint WORLDS (or disjoint E2_ARMS of one world).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../common.sh"
@@ -50,7 +51,7 @@ for step in "${STEPS[@]}"; do
                 done ;;
             e2) # README "E2 criteria": the sets of every world (once), then per world base and each dose's pair of arms
                 [ -n "${E2_SETS:-}" ] || { python "$HERE/e2_sets.py" "$R"; E2_SETS=1; }
-                for arm in base human_333 mnli_333 human_666 mnli_666 human_1332 mnli_1332; do
+                for arm in ${E2_ARMS:-base human_333 mnli_333 human_666 mnli_666 human_1332 mnli_1332}; do
                     one "e2/w$w/$arm" "exp_real_effects_w${w}_e2_$arm" exp_real_effects_e2 model.max_epochs=3
                 done ;;
             diag) for arm in plus mnli diamond; do   # E1 at 3 epochs (README): the same sets, 3 epochs
