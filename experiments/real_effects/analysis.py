@@ -20,6 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "real_text"))
 from common import load_named  # noqa: E402
 
 import analysis_e2  # noqa: E402  (this folder: E2's values)
+import analysis_e3  # noqa: E402  (E3's)
+from analysis_record import kept_text, level_table, merge, walls  # noqa: E402  (the record across machines)
 
 WORLDS = (1, 2, 3, 4, 5)
 HEUR = {"lo": "lexical_overlap", "sub": "subsequence", "con": "constituent"}
@@ -32,10 +34,11 @@ STRESS = ("stress_negation", "stress_word_overlap", "stress_length_mismatch")
 CF = ("snli_cad_cf_premise_test", "snli_cad_cf_hypothesis_test")
 FAMILIES = {"E1a": [f"E1a-{h}" for h in HEUR], "E1b": [f"E1b-{h}" for h in HEUR], "E4": ["E4a", "E4b"],
             "3ep:E1a": [f"3ep:E1a-{h}" for h in HEUR], "3ep:E1b": [f"3ep:E1b-{h}" for h in HEUR],
-            "3ep:E4": ["3ep:E4a", "3ep:E4b"], **analysis_e2.FAMILIES}
-GATES = ("G1", "3ep:G1", "3ep:G2", *(f"3ep:G4-{a}" for a in E4_ARMS), *analysis_e2.GATES)
-# a claim whose gates (every one: interval above 0) must pass before it is read (README: G4, G2)
-GATED = {"3ep:E4": [f"3ep:G4-{a}" for a in E4_ARMS], "E2-": list(analysis_e2.GATES)}
+            "3ep:E4": ["3ep:E4a", "3ep:E4b"], **analysis_e2.FAMILIES, **analysis_e3.FAMILIES}
+GATES = ("G1", "3ep:G1", "3ep:G2", *(f"3ep:G4-{a}" for a in E4_ARMS), *analysis_e2.GATES, *analysis_e3.GATES)
+# a claim whose gates (every one: interval above 0, or every world ≥ 0 for EVERY_WORLD) must pass before it is
+# read (README: G4, G2, G3)
+GATED = {"3ep:E4": [f"3ep:G4-{a}" for a in E4_ARMS], "E2-": list(analysis_e2.GATES), "E3a": list(analysis_e3.GATES)}
 DESCRIPTION = {
     "G1": "gate: mnli arm's MNLI test accuracy − the test pairs' majority share (points)",
     **{f"E1a-{h}": f"plus − mnli, HANS non-entailment accuracy, {n} (points)" for h, n in HEUR.items()},
@@ -50,6 +53,7 @@ DESCRIPTION = {
     "3ep:E4a": "ambiguous − random third, 3 epochs, out-of-distribution mean of 6 sets (points)",
     "3ep:E4b": "ambiguous − easy third, 3 epochs, out-of-distribution mean of 6 sets (points)",
     **analysis_e2.DESCRIPTION,
+    **analysis_e3.DESCRIPTION,
 }
 
 
@@ -148,7 +152,7 @@ def summarise(rows: list[dict]) -> pd.DataFrame:
     for crit, g in df.groupby("criterion", sort=False):
         e = t_interval(g.sort_values("world")["value"].tolist())
         out.append({"criterion": crit, "n_worlds": e.n_worlds, "mean": e.estimate, "low": e.low, "high": e.high,
-                    "p_one_sided": one_sided_p(e), "per_world": ", ".join(f"{v:+.1f}" for v in e.per_unit)})
+                    "p_one_sided": one_sided_p(e), "min": min(e.per_unit), "per_world": ", ".join(f"{v:+.1f}" for v in e.per_unit)})
     s = pd.DataFrame(out).set_index("criterion")
     s["holm_p"] = math.nan
     for members in FAMILIES.values():
@@ -207,25 +211,21 @@ def diagnosis(scratch: Path) -> list[str]:
     return md
 
 
-def walls(scratch: Path) -> pd.DataFrame:
-    rows = []
-    for done in sorted([*scratch.glob("e*/w*/*.done"), *scratch.glob("diag/w*/*.done")]):
-        f = dict(kv.split("=", 1) for kv in done.read_text().split())
-        rows.append({"run": f"{done.parent.parent.name}/{done.parent.name}/{done.stem}", "wall_s": int(f["wall"]),
-                     "end": f.get("end", "")})
-    return pd.DataFrame(rows, columns=["run", "wall_s", "end"])
-
-
 def fmt(r) -> str:
     if math.isnan(r.low):
         return f"{r['mean']:+.1f}"
     return f"{r['mean']:+.1f} [{r.low:+.1f}, {r.high:+.1f}]"
 
 
+def gate_passed(s: pd.DataFrame, g: str) -> bool:
+    """A gate passes with its interval above 0, or for EVERY_WORLD gates with every world ≥ 0."""
+    return g in s.index and (s.loc[g, "min"] >= 0 if g in analysis_e3.EVERY_WORLD else s.loc[g, "low"] > 0)
+
+
 def gate_failed(s: pd.DataFrame, crit: str) -> str:
-    """The gate family that stops `crit` (one of its gates without its interval above 0), else ''."""
+    """The gate family that stops `crit` (one of its gates not passed), else ''."""
     for prefix, gates in GATED.items():
-        if crit.startswith(prefix) and not all(g in s.index and s.loc[g, "low"] > 0 for g in gates):
+        if crit.startswith(prefix) and not all(gate_passed(s, g) for g in gates):
             return gates[0].split("-")[0].removeprefix("3ep:")
     return ""
 
@@ -238,8 +238,8 @@ def claims_table(s: pd.DataFrame) -> list[str]:
         tested = crit in DESCRIPTION
         what = DESCRIPTION.get(crit, "reported")
         hp = "" if math.isnan(r.holm_p) else f"{r.holm_p:.4f}"
-        gate = ("gate not tested (one world)" if math.isnan(r.low) else
-                "gate passed" if r.low > 0 else "gate NOT passed")
+        gate = ("gate not tested (one world)" if math.isnan(r.low) and crit not in analysis_e3.EVERY_WORLD else
+                "gate passed" if gate_passed(s, crit) else "gate NOT passed")
         v = gate if crit in GATES else verdict(r) if tested else "reported"
         stopped_by = gate_failed(s, crit) if tested and crit not in GATES else ""
         if stopped_by:
@@ -249,59 +249,57 @@ def claims_table(s: pd.DataFrame) -> list[str]:
     return md
 
 
+def e1_sections(lv: pd.DataFrame) -> list[str]:
+    cols = ["hans", "mnli_test", "mnli_hard", "hans_pred_entailment"] + [f"{h}:{lab}" for h in HEUR for lab in LABELS]
+    md = level_table("E1", lv, cols, lv.arm.unique())
+    subs = [c for c in lv.columns if "/" in c or c.startswith(("le_", "ln_", "se_", "sn_", "ce_", "cn_"))]
+    md += ["", "## E1 per subcase (mean over worlds, %; 40 pairs per world each)", "",
+           "| subcase | " + " | ".join(lv.arm.unique()) + " |", "|---" * (lv.arm.nunique() + 1) + "|"]
+    for c in sorted(subs):
+        md.append(f"| {c} | " + " | ".join(f"{100 * lv[lv.arm == a][c].mean():.1f}" for a in lv.arm.unique()) + " |")
+    return md + ["", f"MNLI-hard pairs per world (McCoy count ≤ {HARD_MAX}): "
+                 + ", ".join(str(int(x)) for x in lv[lv.arm == "mnli"].n_hard)]
+
+
 def main(scratch: Path, out: Path) -> None:
-    r1, l1 = e1_rows(scratch)
-    r3, l3 = e1_rows(scratch, "diag", "_3ep", "3ep:")
-    r4, l4 = e4_rows(scratch)
-    r5, l5 = e4_rows(scratch, "e4_3ep", "3ep:")
-    r6, l6 = analysis_e2.e2_rows(scratch, [r.label for r in load_named("snli_cad_original_test")], WORLDS)
-    rows, l1, l4 = r1 + r3 + r4 + r5 + r6, l1 + l3, l4 + l5
-    pd.DataFrame(rows, columns=["criterion", "world", "value"]).round(4).to_csv(out / "results.csv", index=False)
-    s = summarise(rows) if rows else pd.DataFrame()
+    (r1, l1), (r3, l3) = e1_rows(scratch), e1_rows(scratch, "diag", "_3ep", "3ep:")
+    (r4, l4), (r5, l5) = e4_rows(scratch), e4_rows(scratch, "e4_3ep", "3ep:")
+    new, l1, l4 = r1 + r3 + r4 + r5, l1 + l3, l4 + l5
+    labels = [r.label for r in load_named("snli_cad_original_test")]
+    r6, l6 = analysis_e2.e2_rows(scratch, labels, WORLDS)
+    r7, l7, y7 = analysis_e3.e3_rows(scratch, labels, WORLDS)
+    rows, n_kept = merge(new + r6 + r7, out / "results.csv", ["criterion", "world"])
+    rows.round(6).to_csv(out / "results.csv", index=False)
+    s = summarise(rows.to_dict("records"))
     md = ["# experiments/real_effects: results (analysis.py)", "",
           "Per world one training seed; over worlds the mean, [95% t interval, n − 1 df], the one-sided p (stated "
-          "direction: > 0) and Holm's p over the declared family (E1a, E1b, E4, 3ep:E4, E2). Points.", "",
-          ]
-    md += claims_table(s) if rows else []
-    later = [r for r in r3 if r["world"] != 1]
-    if later:
+          "direction: > 0) and Holm's p over the declared family (E1a, E1b, E4, 3ep:E4, E2, E3a). Points. "
+          f"Rows: {len(rows) - n_kept} computed from the run folders of this analysis, {n_kept} kept from the "
+          "committed results.csv (runs of an earlier machine; analysis_record.py).", ""]
+    md += claims_table(s)
+    later = rows[rows.criterion.str.match(r"3ep:(E1|G1|G2)") & (rows.world != 1)]
+    if len(later):
         md += ["", "## E1 at 3 epochs over worlds 2-5 alone (world 1's numbers were known before its criteria)", ""]
-        md += claims_table(summarise(later))
-    if l1:
-        lv = pd.DataFrame(l1)
-        cols = ["hans", "mnli_test", "mnli_hard", "hans_pred_entailment"] + [f"{h}:{lab}" for h in HEUR for lab in LABELS]
-        md += ["", "## E1 per arm (mean over worlds, %)", "",
-               "| arm | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
-        for a in lv.arm.unique():
-            g = lv[lv.arm == a]
-            md.append(f"| {a} | " + " | ".join(f"{100 * g[c].mean():.1f}" for c in cols) + " |")
-        subs = [c for c in lv.columns if "/" in c or c.startswith(("le_", "ln_", "se_", "sn_", "ce_", "cn_"))]
-        md += ["", "## E1 per subcase (mean over worlds, %; 40 pairs per world each)", "",
-               "| subcase | " + " | ".join(lv.arm.unique()) + " |", "|---" * (lv.arm.nunique() + 1) + "|"]
-        for c in sorted(subs):
-            md.append(f"| {c} | " + " | ".join(f"{100 * lv[lv.arm == a][c].mean():.1f}" for a in lv.arm.unique()) + " |")
-        md += ["", f"MNLI-hard pairs per world (McCoy count ≤ {HARD_MAX}): "
-               + ", ".join(str(int(x)) for x in lv[lv.arm == "mnli"].n_hard)]
-        lv.round(4).to_csv(out / "results_e1_levels.csv", index=False)
-    if l4:
-        lv = pd.DataFrame(l4)
+        md += claims_table(summarise(later.to_dict("records")))
+    levels = {}
+    for name, new_lv in (("e1", l1), ("e4", l4), ("e2", l6), ("e3", l7)):
+        levels[name] = merge(new_lv, out / f"results_{name}_levels.csv", ["world", "arm"])[0]
+        if len(levels[name]):
+            levels[name].round(4).to_csv(out / f"results_{name}_levels.csv", index=False)
+    if len(levels["e1"]):
+        md += e1_sections(levels["e1"])
+    if len(levels["e4"]):
         cols = ["ood_mean", "hans", "mnli_test", *STRESS, *CF, *(f"{c}:acc_cf" for c in CF)]
-        md += ["", "## E4 per arm (mean over worlds, %)", "", "| arm | " + " | ".join(cols) + " |",
-               "|---" * (len(cols) + 1) + "|"]
-        for a in lv.arm.unique():
-            g = lv[lv.arm == a]
-            md.append(f"| {a} ({g.world.nunique()} worlds) | " + " | ".join(f"{100 * g[c].mean():.1f}" for c in cols) + " |")
-        lv.round(4).to_csv(out / "results_e4_levels.csv", index=False)
-    if l6:
-        lv = pd.DataFrame(l6)
-        cols = ["rev", "rp", "rh", "orig", "cf_rp", "cf_rh"]
-        md += ["", "## E2 per arm (mean over worlds, %)", "", "| arm | " + " | ".join(cols) + " |",
-               "|---" * (len(cols) + 1) + "|"]
-        md += [f"| {a} | " + " | ".join(f"{100 * lv[lv.arm == a][c].mean():.1f}" for c in cols) + " |"
-               for a in analysis_e2.ARMS]
-        lv.round(4).to_csv(out / "results_e2_levels.csv", index=False)
-    md += diagnosis(scratch)
-    wt = walls(scratch)
+        md += level_table("E4", levels["e4"], cols, levels["e4"].arm.unique())
+    if len(levels["e2"]):
+        md += level_table("E2", levels["e2"], ["rev", "rp", "rh", "orig", "cf_rp", "cf_rh"], analysis_e2.ARMS)
+    yields = merge(y7, out / "results_e3_yields.csv", ["world"])[0]
+    if len(yields):
+        yields.to_csv(out / "results_e3_yields.csv", index=False)
+    md += analysis_e3.sections(scratch, out, rows[rows.criterion.str.startswith("E3")], levels["e3"], yields)
+    md += kept_text(diagnosis(scratch), out / "results_e1_diagnosis.md")
+    wt = merge(walls(scratch), out / "results_walls.csv", ["run"])[0].sort_values("run")
+    wt.to_csv(out / "results_walls.csv", index=False)
     md += ["", "## Wall times (s, one thread)", "", "| run | wall s | ended (UTC) |", "|---|---|---|"]
     md += [f"| {r.run} | {r.wall_s} | {r.end} |" for r in wt.itertuples()]
     (out / "results.md").write_text("\n".join(md) + "\n")

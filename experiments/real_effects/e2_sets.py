@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import random
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 from nliforge.data.jsonl import write_jsonl
@@ -73,16 +74,26 @@ def register_suite(conf: Path) -> None:
         "skip_missing: false\nsave_predictions: true\n"])
 
 
+@lru_cache(maxsize=1)
+def sources() -> tuple[list, dict, list]:
+    """Kaushik et al.'s originals, their revised premises and hypotheses, and the 5 MNLI parts (loaded once)."""
+    revised = {k: load_named(f"snli_cad_revised_{k}") for k in ("premise", "hypothesis")}
+    return load_named("snli_cad_original"), revised, cut(load_named("mnli_dev_matched_mccoy"))
+
+
+def world_arms(k: int) -> tuple[list, list, list]:
+    """World k's base (its 333 originals), its revisions in dose order, and its MNLI pairs in seeded order."""
+    originals, revised, mnli_parts = sources()
+    rows = world_originals(len(originals))[k - 1]
+    mnli = list(mnli_parts[k - 1][0])
+    random.Random(k).shuffle(mnli)
+    return [originals[i] for i in rows], [revised[kind][r] for kind, r in revision_order(rows, k)], mnli
+
+
 def main(scratch: Path) -> None:
     conf = user_conf_dir(create=True)
-    originals = load_named("snli_cad_original")
-    revised = {"premise": load_named("snli_cad_revised_premise"), "hypothesis": load_named("snli_cad_revised_hypothesis")}
-    mnli_parts = cut(load_named("mnli_dev_matched_mccoy"))
-    for k, rows in enumerate(world_originals(len(originals)), start=1):
-        base = [originals[i] for i in rows]
-        human = [revised[kind][r] for kind, r in revision_order(rows, k)]
-        mnli = list(mnli_parts[k - 1][0])
-        random.Random(k).shuffle(mnli)
+    for k in range(1, WORLDS + 1):
+        base, human, mnli = world_arms(k)
         arms = {"base": base, **{f"human_{n}": base + human[:n] for n in DOSES},
                 **{f"mnli_{n}": base + mnli[:n] for n in DOSES}}
         for arm, recs in arms.items():

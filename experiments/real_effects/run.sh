@@ -6,7 +6,9 @@
 # e4: per world the data map of diag's mnli_3ep run (the E1 mnli set, 3 epochs), its thirds (e4_sets.py), then
 # the arms ambiguous, random, easy; e4_3ep: the same thirds trained 3 epochs (E4's second attempt); diag: E1's arms
 # at 3 epochs (mnli_3ep, plus_3ep, diamond_3ep); e2: human revisions as a dose against as many MNLI pairs (e2_sets.py,
-# 7 arms per world, 3 epochs; E2_ARMS picks some of them). WORLDS (1 2 3 4 5), THREADS (1). Wall time per run in
+# 7 arms per world, 3 epochs; E2_ARMS picks some of them); e3_teacher (once, before e3): DISCO's teacher; e3: per
+# world the DISCO run with SmolLM2 on E2's originals (resumed where it stopped), e3_sets.py, the arms disco,
+# human_at, mnli_at (3 epochs). WORLDS (1 2 3 4 5), THREADS (1). Wall time per run in
 # <folder>.done. Two processes may share the work only with disjoint WORLDS (or disjoint E2_ARMS of one world).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -26,6 +28,32 @@ one() {
     stamp "$name"
     mkdir -p "$(dirname "$dir")"; rm -rf "$dir"
     logged "$dir.log" nliforge-train "${SETTINGS[@]}" "data/train_sets=[$set]" suite="$suite" "$@" hydra.run.dir="$dir"
+    echo "rc=0 wall=$((SECONDS - t0)) end=$(date -u +%FT%TZ)" > "$dir.done"
+}
+
+# E3's teacher, R1's recipe (experiments/real_text/run_r1.sh): MiniLM on the MNLI training part, 2 epochs, seed 0
+e3_teacher() {
+    local dir="$R/e3/teacher" t0=$SECONDS
+    if [ -f "$dir.done" ]; then stamp "e3/teacher: done before, kept"; return; fi
+    stamp "e3/teacher"
+    mkdir -p "$R/e3"; rm -rf "$dir"
+    logged "$dir.log" nliforge-train experiment=real_text_cad 'data/train_sets=[mnli_dev_train_part]' model.max_epochs=2 \
+        seed=0 save_model=true logger=csv trainer.enable_progress_bar=false num_threads="${THREADS:-1}" hydra.run.dir="$dir"
+    echo "rc=0 wall=$((SECONDS - t0)) end=$(date -u +%FT%TZ)" > "$dir.done"
+}
+
+# E3's DISCO run of world $1 (README "E3 criteria"); no .done: the generation runtime resumes its folder
+e3_disco() {
+    local dir="$R/e3/w$1/disco" t0=$SECONDS
+    if [ -f "$dir.done" ]; then stamp "e3/w$1/disco: done before, kept"; return; fi
+    [ -f "$R/e3/teacher.done" ] || { echo "$0: E3 needs its teacher first: run.sh e3_teacher" >&2; exit 2; }
+    stamp "e3/w$1/disco"
+    mkdir -p "$(dirname "$dir")"
+    logged "$dir.log" nliforge-generate pipeline=disco experiment=real_text_cad suite=none generator=smollm2 \
+        "data/train_sets=[exp_real_effects_w${1}_e2_base]" input="exp_real_effects_w${1}_e2_base" \
+        pipeline.disco_source.select=all pipeline.disco_source.max_per_label=null pipeline.disco_generate.n=3 \
+        "pipeline.disco_teacher.run_dirs=[$R/e3/teacher]" pipeline.augment.name="exp_real_effects_w${1}_e3" \
+        num_threads="${THREADS:-1}" trainer.enable_progress_bar=false generator.runner.progress=false hydra.run.dir="$dir"
     echo "rc=0 wall=$((SECONDS - t0)) end=$(date -u +%FT%TZ)" > "$dir.done"
 }
 
@@ -54,10 +82,17 @@ for step in "${STEPS[@]}"; do
                 for arm in ${E2_ARMS:-base human_333 mnli_333 human_666 mnli_666 human_1332 mnli_1332}; do
                     one "e2/w$w/$arm" "exp_real_effects_w${w}_e2_$arm" exp_real_effects_e2 model.max_epochs=3
                 done ;;
+            e3_teacher) if [ "$w" = "${WORLDS%% *}" ]; then e3_teacher; fi ;;   # once, whatever WORLDS
+            e3) [ -n "${E2_SETS:-}" ] || { python "$HERE/e2_sets.py" "$R"; E2_SETS=1; }
+                e3_disco "$w"
+                python "$HERE/e3_sets.py" "$R" "$w"
+                for arm in disco human_at mnli_at; do
+                    one "e3/w$w/$arm" "exp_real_effects_w${w}_e3_$arm" exp_real_effects_e2 model.max_epochs=3
+                done ;;
             diag) for arm in plus mnli diamond; do   # E1 at 3 epochs (README): the same sets, 3 epochs
                       one "diag/w$w/${arm}_3ep" "exp_real_effects_w${w}_$arm" "exp_real_effects_w$w" model.max_epochs=3
                   done ;;
-            *) echo "$0: unknown step '$step'; expected e1, e4, e4_3ep, e2 or diag" >&2; exit 2 ;;
+            *) echo "$0: unknown step '$step'; expected e1, e4, e4_3ep, e2, e3_teacher, e3 or diag" >&2; exit 2 ;;
         esac
     done
 done
