@@ -223,10 +223,14 @@ def gate_passed(s: pd.DataFrame, g: str) -> bool:
 
 
 def gate_failed(s: pd.DataFrame, crit: str) -> str:
-    """The gate family that stops `crit` (one of its gates not passed), else ''."""
+    """Why `crit` is not read (one of its gates not passed: "too few pairs: gate G3-N", "an arm did not learn:
+    gate G2"), else ''."""
     for prefix, gates in GATED.items():
-        if crit.startswith(prefix) and not all(gate_passed(s, g) for g in gates):
-            return gates[0].split("-")[0].removeprefix("3ep:")
+        failed = [g for g in gates if not gate_passed(s, g)] if crit.startswith(prefix) else []
+        if failed:
+            if failed[0] in analysis_e3.EVERY_WORLD:
+                return f"too few pairs: gate {failed[0]}"
+            return "an arm did not learn: gate " + gates[0].split("-")[0].removeprefix("3ep:")
     return ""
 
 
@@ -243,7 +247,7 @@ def claims_table(s: pd.DataFrame) -> list[str]:
         v = gate if crit in GATES else verdict(r) if tested else "reported"
         stopped_by = gate_failed(s, crit) if tested and crit not in GATES else ""
         if stopped_by:
-            v = f"not tested (an arm did not learn: gate {stopped_by})"
+            v = f"not tested ({stopped_by})"
         md.append(f"| {crit} | {what} | {r.per_world} | {fmt(r)} | {int(r.n_worlds)} | {r.p_one_sided:.4f} | {hp} | "
                   f"{'**' + v + '**' if tested else v} |")
     return md

@@ -33,18 +33,18 @@ def counterfactual_set(world: int) -> str:
     return f"exp_real_effects_w{world}_e3_counterfactuals"
 
 
-def e3_arms(world: int, counterfactuals: list) -> dict[str, list]:
-    """The three arms of one world: base + the counterfactuals, + as many revisions, + as many MNLI pairs."""
+def e3_arms(base: list, human: list, mnli: list, counterfactuals: list) -> dict[str, list]:
+    """The three arms of one world: base + the counterfactuals, + as many revisions (the first of `human`, in
+    dose order), + as many MNLI pairs (the first of `mnli`)."""
     n = len(counterfactuals)
-    base, human, mnli = world_arms(world)
     if n < 1 or n > min(len(human), len(mnli)):
-        raise ValueError(f"world {world}: {n} counterfactuals; E3's arms need 1..{min(len(human), len(mnli))}")
+        raise ValueError(f"{n} counterfactuals; E3's arms need 1..{min(len(human), len(mnli))}")
     return {"disco": base + list(counterfactuals), "human_at": base + human[:n], "mnli_at": base + mnli[:n]}
 
 
 def main(scratch: Path, world: int) -> None:
     conf = user_conf_dir(create=True)
-    arms = e3_arms(world, load_named(counterfactual_set(world)))
+    arms = e3_arms(*world_arms(world), load_named(counterfactual_set(world)))
     for arm, recs in arms.items():
         name = f"exp_real_effects_w{world}_e3_{arm}"
         path = write_jsonl(recs, scratch / "sets" / f"{name}.jsonl")
