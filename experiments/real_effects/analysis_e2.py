@@ -24,13 +24,16 @@ DESCRIPTION = {
 
 def arm_levels(run: Path) -> dict[str, float]:
     """Accuracies (0-1) of one E2 run: rp, rh (revised members), rev (their mean), orig (original members of
-    both sets), cf_rp, cf_rh (both members right, from metrics.csv)."""
+    both sets), cf_rp, cf_rh (both members right, from metrics.csv); and what says whether it learned: fit (its
+    last epoch's in-training accuracy on its own pairs) and top_pred (the share of its most frequent prediction
+    over the 3,200 test pairs; 1.0 = one class for every pair)."""
     m = pd.read_csv(run / "metrics.csv")
     metric = {(r.eval_set, r.metric): float(r.value) for r in m.itertuples()}
     out: dict[str, float] = {}
-    originals = []
+    originals, preds = [], []
     for key, name in CF.items():
         p = pd.read_csv(run / "predictions" / f"{name}.csv")
+        preds += p.pred.tolist()
         ok = p.gold == p.pred
         cf = p.uid.str.endswith("/counterfactual")
         out[key] = float(ok[cf].mean())
@@ -38,7 +41,19 @@ def arm_levels(run: Path) -> dict[str, float]:
         out[f"cf_{key}"] = metric[(name, "acc_cf")]
     out["rev"] = (out["rp"] + out["rh"]) / 2
     out["orig"] = float(pd.concat(originals).mean())
+    out["top_pred"] = largest_share(preds)
+    out["fit"] = last_epoch_fit(run)
     return out
+
+
+def last_epoch_fit(run: Path) -> float:
+    """The last epoch's in-training accuracy (argmax of the recorded probabilities against gold), NaN without
+    training dynamics."""
+    epochs = sorted((run / "dynamics").glob("epoch_*.parquet"))
+    if not epochs:
+        return float("nan")
+    d = pd.read_parquet(epochs[-1])
+    return float((d[["p_entailment", "p_neutral", "p_contradiction"]].to_numpy().argmax(1) == d["gold"].to_numpy()).mean())
 
 
 def largest_share(labels: list[str]) -> float:

@@ -1,5 +1,5 @@
 """E3's per-world values (README.md "E3 criteria"), for analysis.py: the yield of each world's DISCO run
-(`e3/w<k>/disco`), the accuracies of its three arms (`e3/w<k>/<arm>`, read as E2's), the gates G3-N and
+(`e3/w<k>/generate`), the accuracies of its three arms (`e3/w<k>/<arm>`, read as E2's), the gates G3-N and
 G3-<arm>, the criterion E3a, what is reported beside it, and 20 kept counterfactuals with their originals."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ STAGES = ("disco_prompts", "disco_generate", "splice", "disco_heuristics", "teac
 
 
 def disco_run(scratch: Path, w: int) -> Path:
-    return scratch / "e3" / f"w{w}" / "disco"
+    return scratch / "e3" / f"w{w}" / "generate"
 
 
 def kept(run: Path) -> list[dict]:
@@ -91,7 +91,7 @@ def samples(scratch: Path, worlds=(1, 2, 3, 4, 5), k: int = 20, seed: int = 0) -
 
 
 def sections(scratch: Path, out: Path, rows: pd.DataFrame, lv: pd.DataFrame, yields: pd.DataFrame) -> list[str]:
-    md = level_table("E3", lv, ["rev", "rp", "rh", "orig", "cf_rp", "cf_rh"], ARMS) if len(lv) else []
+    md = level_table("E3", lv, ["rev", "rp", "rh", "orig", "cf_rp", "cf_rh", "fit", "top_pred"], ARMS) if len(lv) else []
     if len(rows):
         md += ["", f"Gap closure (disco − mnli_at) / (human_at − mnli_at) on the revised tests, ratio of the world "
                f"means: {gap_closure(rows.to_dict('records')):.2f}"]

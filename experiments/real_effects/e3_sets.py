@@ -1,7 +1,7 @@
 """E3's training sets (README.md "E3 criteria"): per world, the 333 originals with the world's kept DISCO
 counterfactuals, against as many human revisions and as many MNLI pairs, in E2's orders.
 
-After world k's DISCO run (`e3/w<k>/disco`, which registers `exp_real_effects_w<k>_e3_counterfactuals`, N_k
+After world k's DISCO run (`e3/w<k>/generate`, which registers `exp_real_effects_w<k>_e3_counterfactuals`, N_k
 pairs), registers:
 - **disco**: E2's base (the world's 333 originals) + the N_k counterfactuals;
 - **human_at**: base + the first N_k revisions in E2's dose order (`e2_sets.revision_order`);

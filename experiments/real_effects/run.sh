@@ -44,10 +44,10 @@ e3_teacher() {
 
 # E3's DISCO run of world $1 (README "E3 criteria"); no .done: the generation runtime resumes its folder
 e3_disco() {
-    local dir="$R/e3/w$1/disco" t0=$SECONDS
-    if [ -f "$dir.done" ]; then stamp "e3/w$1/disco: done before, kept"; return; fi
+    local dir="$R/e3/w$1/generate" t0=$SECONDS
+    if [ -f "$dir.done" ]; then stamp "e3/w$1/generate: done before, kept"; return; fi
     [ -f "$R/e3/teacher.done" ] || { echo "$0: E3 needs its teacher first: run.sh e3_teacher" >&2; exit 2; }
-    stamp "e3/w$1/disco"
+    stamp "e3/w$1/generate"
     mkdir -p "$(dirname "$dir")"
     logged "$dir.log" nliforge-generate pipeline=disco experiment=real_text_cad suite=none generator=smollm2 \
         "data/train_sets=[exp_real_effects_w${1}_e2_base]" input="exp_real_effects_w${1}_e2_base" \

@@ -50,14 +50,23 @@ def test_e3_values_yield_and_gap_closure_by_hand(tmp_path):
     mnli = {"rp": [True, True, True, False], "rh": [True, True, False, False]}     # orig 4/4; rev 0.5, 0.0
     for arm, right in (("disco", disco), ("human_at", human), ("mnli_at", mnli)):
         write_run(tmp_path / "e3" / "w1" / arm, right, 0.5)
-    write_disco_run(tmp_path / "e3" / "w1" / "disco", ["entailment"] * 3 + ["contradiction"])
-    write_disco_run(tmp_path / "e3" / "w2" / "disco", ["neutral"])                  # its arms not run: yield only
+    write_disco_run(tmp_path / "e3" / "w1" / "generate", ["entailment"] * 3 + ["contradiction"])
+    (tmp_path / "e3" / "w1" / "disco" / "dynamics").mkdir()   # two epochs of the disco arm: the last is read
+    for e, first in ((0, [0.1, 0.8, 0.1]), (1, [0.8, 0.1, 0.1])):   # argmax: epoch 0 [1,1,0,0], epoch 1 [0,1,0,0]
+        pd.DataFrame({"uid": list("abcd"), "gold": [0, 1, 2, 0],
+                      "p_entailment": [first[0], 0.1, 0.5, 0.6], "p_neutral": [first[1], 0.8, 0.2, 0.2],
+                      "p_contradiction": [first[2], 0.1, 0.3, 0.2]}).to_parquet(
+            tmp_path / "e3" / "w1" / "disco" / "dynamics" / f"epoch_00{e}.parquet")
+    write_disco_run(tmp_path / "e3" / "w2" / "generate", ["neutral"])                  # its arms not run: yield only
     labels = ["entailment"] * 2 + ["neutral"] * 5 + ["contradiction"] * 3              # largest class 0.5
     rows, levels, yields = e3_rows(tmp_path, labels, worlds=(1, 2))
     value = {r["criterion"]: r["value"] for r in rows}
     assert {r["world"] for r in rows} == {1} and len(levels) == 3 and [y["world"] for y in yields] == [1, 2]
     # rev: disco 0.75, mnli 0.25; orig: disco 0.75, mnli 1.0 -> (0.5) - (-0.25) = 0.75
     assert value["E3a"] == pytest.approx(75.0)
+    lev = {x["arm"]: x for x in levels}
+    assert lev["disco"]["top_pred"] == pytest.approx(6 / 8) and lev["disco"]["fit"] == pytest.approx(3 / 4)
+    assert lev["mnli_at"]["top_pred"] == pytest.approx(5 / 8) and lev["mnli_at"]["fit"] != lev["mnli_at"]["fit"]  # NaN
     assert value["E3-disco−human-rev"] == pytest.approx(-25.0) and value["E3-human−mnli-rev"] == pytest.approx(75.0)
     assert value["G3-N"] == 4 - 100 and value["G3-disco"] == pytest.approx(25.0)
     assert gap_closure(rows) == pytest.approx(50.0 / 75.0)
