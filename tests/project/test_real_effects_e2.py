@@ -69,3 +69,16 @@ def test_e2_difference_of_differences_by_hand(tmp_path):
     assert value["E2-666-orig"] == pytest.approx(-25.0) and value["E2-666-cf_rp"] == pytest.approx(25.0)
     assert value["E2-333-human−base-rev"] == pytest.approx(75.0)
     assert value["G2-human_333"] == pytest.approx(25.0) and value["G2-base"] == pytest.approx(0.0)
+
+
+def test_single_sentence_cue_by_construction():
+    from e2_cues import cue_points
+
+    labels = ["entailment", "neutral", "contradiction"]
+    determined = [f"{w} here" for w in ("cat", "dog", "bird") for _ in range(10)]
+    by_word = [lab for lab in labels for _ in range(10)]
+    assert cue_points(determined, by_word) == pytest.approx(100 * (1 - 1 / 3))     # the word gives the label
+    # every sentence with each of the three labels (what revisions that keep a sentence do): held out, a pair's
+    # label is one its sentence never had in training, so the cue is below the largest class
+    revised = [f"sentence {i}" for i in range(10) for _ in labels]
+    assert cue_points(revised, labels * 10) < -20
