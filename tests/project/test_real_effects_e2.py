@@ -80,5 +80,6 @@ def test_single_sentence_cue_by_construction():
     assert cue_points(determined, by_word) == pytest.approx(100 * (1 - 1 / 3))     # the word gives the label
     # every sentence with each of the three labels (what revisions that keep a sentence do): held out, a pair's
     # label is one its sentence never had in training, so the cue is below the largest class
-    revised = [f"sentence {i}" for i in range(10) for _ in labels]
+    words = "alpha bravo charlie delta echo foxtrot golf hotel india juliet".split()
+    revised = [f"the {w} sentence" for w in words for _ in labels]
     assert cue_points(revised, labels * 10) < -20
