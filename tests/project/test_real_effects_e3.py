@@ -5,6 +5,7 @@ computes into the committed record (a row computed here replaces the recorded on
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -12,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments" / "real_effects"))
+HERE = Path(__file__).resolve().parents[2] / "experiments" / "real_effects"
+sys.path.insert(0, str(HERE))
 from analysis_record import kept_text, merge  # noqa: E402
 from e3_sets import e3_arms  # noqa: E402
 from test_real_effects_e2 import write_run  # noqa: E402
@@ -77,8 +79,16 @@ def test_e3_values_yield_and_gap_closure_by_hand(tmp_path):
     assert all(d["meta"]["original_premise"] == "o" + d["premise"][1:] for d in drawn)
 
 
+def load_analysis():
+    """real_effects/analysis.py under its own name (real_text has an analysis.py too)."""
+    spec = importlib.util.spec_from_file_location("real_effects_analysis", HERE / "analysis.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_a_per_world_gate_stops_e3a_when_one_world_falls_short():
-    import analysis
+    analysis = load_analysis()
 
     rows = [{"criterion": "G3-N", "world": w, "value": v} for w, v in zip(range(1, 6), (120, 130, -3, 150, 140))]
     rows += [{"criterion": f"G3-{a}", "world": w, "value": 10.0 + w} for a in ("disco", "human_at", "mnli_at")
