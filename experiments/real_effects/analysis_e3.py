@@ -54,8 +54,8 @@ def e3_rows(scratch: Path, original_labels: list[str], worlds=(1, 2, 3, 4, 5)) -
     rows, levels, yields = [], [], []
     largest = largest_share(original_labels)
     for w in worlds:
-        if not (disco_run(scratch, w) / "manifest.json").is_file():
-            continue
+        if not (disco_run(scratch, w) / "augment" / "counterfactuals.jsonl").is_file():
+            continue   # not run, or still running (its augment stage writes D^c last)
         y = world_yield(disco_run(scratch, w))
         yields.append(y)
         runs = {a: scratch / "e3" / f"w{w}" / a for a in ARMS}
