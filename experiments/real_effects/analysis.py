@@ -296,8 +296,7 @@ def main(scratch: Path, out: Path) -> None:
         cols = ["ood_mean", "hans", "mnli_test", *STRESS, *CF, *(f"{c}:acc_cf" for c in CF)]
         md += level_table("E4", levels["e4"], cols, levels["e4"].arm.unique())
     if len(levels["e2"]):
-        md += level_table("E2", levels["e2"], ["rev", "rp", "rh", "orig", "cf_rp", "cf_rh", "fit", "top_pred"],
-                          analysis_e2.ARMS)
+        md += level_table("E2", levels["e2"], analysis_e2.LEVEL_COLUMNS, analysis_e2.ARMS)
     yields = merge(y7, out / "results_e3_yields.csv", ["world"])[0]
     if len(yields):
         yields.to_csv(out / "results_e3_yields.csv", index=False)

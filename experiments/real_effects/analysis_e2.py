@@ -13,6 +13,8 @@ import pandas as pd
 DOSES = (333, 666, 1332)
 ARMS = ("base", *(f"{kind}_{n}" for n in DOSES for kind in ("human", "mnli")))
 CF = {"rp": "snli_cad_cf_premise_test", "rh": "snli_cad_cf_hypothesis_test"}
+# the columns of arm_levels shown per arm in results.md (E2 and E3 alike)
+LEVEL_COLUMNS = ["rev", "rp", "rh", "orig", "cf_rp", "cf_rh", "fit", "top_pred"]
 FAMILIES = {"E2": [f"E2-{n}" for n in DOSES]}
 GATES = tuple(f"G2-{a}" for a in ARMS)
 DESCRIPTION = {

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis_e2 import arm_levels, largest_share
+from analysis_e2 import LEVEL_COLUMNS, arm_levels, largest_share
 from analysis_record import kept_text, level_table
 
 ARMS = ("disco", "human_at", "mnli_at")
@@ -91,7 +91,7 @@ def samples(scratch: Path, worlds=(1, 2, 3, 4, 5), k: int = 20, seed: int = 0) -
 
 
 def sections(scratch: Path, out: Path, rows: pd.DataFrame, lv: pd.DataFrame, yields: pd.DataFrame) -> list[str]:
-    md = level_table("E3", lv, ["rev", "rp", "rh", "orig", "cf_rp", "cf_rh", "fit", "top_pred"], ARMS) if len(lv) else []
+    md = level_table("E3", lv, LEVEL_COLUMNS, ARMS) if len(lv) else []
     if len(rows):
         md += ["", f"Gap closure (disco − mnli_at) / (human_at − mnli_at) on the revised tests, ratio of the world "
                f"means: {gap_closure(rows.to_dict('records')):.2f}"]
