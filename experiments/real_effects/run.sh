@@ -8,8 +8,8 @@
 # at 3 epochs (mnli_3ep, plus_3ep, diamond_3ep); e2: human revisions as a dose against as many MNLI pairs (e2_sets.py,
 # 7 arms per world, 3 epochs; E2_ARMS picks some of them); e3_teacher (once, before e3): DISCO's teacher; e3: per
 # world the DISCO run with SmolLM2 on E2's originals (resumed where it stopped), e3_sets.py, the arms disco,
-# human_at, mnli_at (3 epochs). WORLDS (1 2 3 4 5), THREADS (1). Wall time per run in
-# <folder>.done. Two processes may share the work only with disjoint WORLDS (or disjoint E2_ARMS of one world).
+# human_at, mnli_at (3 epochs); e1_6ep: E1's arms at 6 epochs (E1_ARMS picks some of them). WORLDS (1 2 3 4 5), THREADS (1). Wall time per run in
+# <folder>.done. Two processes may share the work only with disjoint WORLDS (or disjoint E2_ARMS / E1_ARMS of one world).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../common.sh"
@@ -89,10 +89,13 @@ for step in "${STEPS[@]}"; do
                 for arm in disco human_at mnli_at; do
                     one "e3/w$w/$arm" "exp_real_effects_w${w}_e3_$arm" exp_real_effects_e2 model.max_epochs=3
                 done ;;
+            e1_6ep) for arm in ${E1_ARMS:-plus mnli diamond}; do   # E1's third attempt (README): the same sets, 6 epochs
+                      one "e1_6ep/w$w/${arm}_6ep" "exp_real_effects_w${w}_$arm" "exp_real_effects_w$w" model.max_epochs=6
+                  done ;;
             diag) for arm in plus mnli diamond; do   # E1 at 3 epochs (README): the same sets, 3 epochs
                       one "diag/w$w/${arm}_3ep" "exp_real_effects_w${w}_$arm" "exp_real_effects_w$w" model.max_epochs=3
                   done ;;
-            *) echo "$0: unknown step '$step'; expected e1, e4, e4_3ep, e2, e3_teacher, e3 or diag" >&2; exit 2 ;;
+            *) echo "$0: unknown step '$step'; expected e1, e1_6ep, e4, e4_3ep, e2, e3_teacher, e3 or diag" >&2; exit 2 ;;
         esac
     done
 done
