@@ -19,34 +19,27 @@ from nliforge.evaluation.worlds import holm, one_sided_p, t_interval
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "real_text"))
 from common import load_named  # noqa: E402
 
-import analysis_e2  # noqa: E402  (this folder: E2's values)
+import analysis_e1  # noqa: E402  (this folder: E1's values, every attempt)
+import analysis_e2  # noqa: E402  (E2's)
 import analysis_e3  # noqa: E402  (E3's)
-from analysis_record import kept_text, level_table, merge, walls  # noqa: E402  (the record across machines)
+from analysis_e1 import e1_rows, e1_sections, diagnosis  # noqa: E402
+from analysis_record import finished, kept_text, level_table, merge, metrics, walls  # noqa: E402  (the record)
 
 WORLDS = (1, 2, 3, 4, 5)
-HEUR = {"lo": "lexical_overlap", "sub": "subsequence", "con": "constituent"}
-LABELS = ("entailment", "non-entailment")
-MCCOY_KEY = "number of correct responses (out of 100)"
-HARD_MAX = 20
-E1_ARMS = ("mnli", "plus", "diamond")
 E4_ARMS = ("ambiguous", "random", "easy")
 STRESS = ("stress_negation", "stress_word_overlap", "stress_length_mismatch")
 CF = ("snli_cad_cf_premise_test", "snli_cad_cf_hypothesis_test")
-FAMILIES = {"E1a": [f"E1a-{h}" for h in HEUR], "E1b": [f"E1b-{h}" for h in HEUR], "E4": ["E4a", "E4b"],
-            "3ep:E1a": [f"3ep:E1a-{h}" for h in HEUR], "3ep:E1b": [f"3ep:E1b-{h}" for h in HEUR],
-            "3ep:E4": ["3ep:E4a", "3ep:E4b"], **analysis_e2.FAMILIES, **analysis_e3.FAMILIES}
-GATES = ("G1", "3ep:G1", "3ep:G2", *(f"3ep:G4-{a}" for a in E4_ARMS), *analysis_e2.GATES, *analysis_e3.GATES)
+FAMILIES = {**analysis_e1.FAMILIES, "E4": ["E4a", "E4b"], "3ep:E4": ["3ep:E4a", "3ep:E4b"], **analysis_e2.FAMILIES,
+            **analysis_e3.FAMILIES}
+GATES = (*analysis_e1.GATES, *(f"3ep:G4-{a}" for a in E4_ARMS), *analysis_e2.GATES, *analysis_e3.GATES)
+EVERY_WORLD = (*analysis_e1.EVERY_WORLD, *analysis_e3.EVERY_WORLD)   # gates read per world (every world ≥ 0)
 # a claim whose gates (every one: interval above 0, or every world ≥ 0 for EVERY_WORLD) must pass before it is
-# read (README: G4, G2, G3)
-GATED = {"3ep:E4": [f"3ep:G4-{a}" for a in E4_ARMS], "E2-": list(analysis_e2.GATES), "E3a": list(analysis_e3.GATES)}
+# read (README: G4, G2, G3); WHY: what a failed gate means, where it is not "an arm did not learn"
+GATED = {**analysis_e1.GATED, "3ep:E4": [f"3ep:G4-{a}" for a in E4_ARMS], "E2-": list(analysis_e2.GATES),
+         "E3a": list(analysis_e3.GATES)}
+WHY = {**analysis_e1.WHY, **{g: "too few pairs" for g in analysis_e3.EVERY_WORLD}}
 DESCRIPTION = {
-    "G1": "gate: mnli arm's MNLI test accuracy − the test pairs' majority share (points)",
-    **{f"E1a-{h}": f"plus − mnli, HANS non-entailment accuracy, {n} (points)" for h, n in HEUR.items()},
-    **{f"E1b-{h}": f"diamond − mnli, HANS non-entailment accuracy, {n} (points)" for h, n in HEUR.items()},
-    "3ep:G1": "gate: mnli_3ep's MNLI test accuracy − the test pairs' majority share (points)",
-    "3ep:G2": "gate: plus_3ep's last-epoch in-training accuracy on its HANS-like pairs − 50 (points)",
-    **{f"3ep:E1a-{h}": f"plus_3ep − mnli_3ep, HANS non-entailment accuracy, {n} (points)" for h, n in HEUR.items()},
-    **{f"3ep:E1b-{h}": f"diamond_3ep − mnli_3ep, HANS non-entailment accuracy, {n} (points)" for h, n in HEUR.items()},
+    **analysis_e1.DESCRIPTION,
     "E4a": "ambiguous − random third, out-of-distribution mean of 6 sets (points)",
     "E4b": "ambiguous − easy third, out-of-distribution mean of 6 sets (points)",
     **{f"3ep:G4-{a}": f"gate: the {a} third's (3 epochs) MNLI test accuracy − its largest class (points)" for a in E4_ARMS},
@@ -55,70 +48,6 @@ DESCRIPTION = {
     **analysis_e2.DESCRIPTION,
     **analysis_e3.DESCRIPTION,
 }
-
-
-def metrics(run: Path) -> dict[tuple[str, str], float]:
-    m = pd.read_csv(run / "metrics.csv")
-    return {(r.eval_set, r.metric): float(r.value) for r in m.itertuples()}
-
-
-def finished(scratch: Path, exp: str, arms) -> dict[int, dict[str, Path]]:
-    """world -> arm -> run folder, for worlds where every arm has its metrics.csv."""
-    out = {}
-    for w in WORLDS:
-        runs = {a: scratch / exp / f"w{w}" / a for a in arms}
-        if all((r / "metrics.csv").is_file() for r in runs.values()):
-            out[w] = runs
-    return out
-
-
-def hard_acc(run: Path, w: int) -> float:
-    """Accuracy on the world's MNLI test pairs with McCoy count <= HARD_MAX (from the saved predictions)."""
-    counts = {r.uid: int(r.meta[MCCOY_KEY]) for r in load_named(f"exp_real_effects_w{w}_mnli_test")}
-    p = pd.read_csv(run / "predictions" / f"exp_real_effects_w{w}_mnli_test.csv")
-    p = p[p.uid.map(counts) <= HARD_MAX]
-    return float((p.gold == p.pred).mean()), len(p)
-
-
-def entail_share(run: Path, w: int) -> float:
-    p = pd.read_csv(run / "predictions" / f"exp_real_effects_w{w}_hans.csv")
-    return float((p.pred == "entailment").mean())
-
-
-def e1_rows(scratch: Path, exp: str = "e1", suffix: str = "", prefix: str = "") -> tuple[list[dict], list[dict]]:
-    """E1's per-world values; with exp="diag", suffix="_3ep", prefix="3ep:" the second attempt at 3 epochs
-    (its arms' folders are <arm>_3ep, its criteria 3ep:G1, 3ep:G2, 3ep:E1a-lo ...)."""
-    rows, levels = [], []
-    arms = {a: f"{a}{suffix}" for a in E1_ARMS}
-    for w, folders in finished(scratch, exp, arms.values()).items():
-        runs = {a: folders[f] for a, f in arms.items()}
-        m = {a: metrics(r) for a, r in runs.items()}
-        hans, test = f"exp_real_effects_w{w}_hans", f"exp_real_effects_w{w}_mnli_test"
-        majority = analysis_e2.largest_share([r.label for r in load_named(test)])
-        rows.append({"criterion": f"{prefix}G1", "world": w, "value": 100 * (m["mnli"][(test, "acc")] - majority)})
-        if prefix:   # G2: the plus arm's last-epoch in-training accuracy on its HANS-like pairs - 50
-            rows.append({"criterion": f"{prefix}G2", "world": w, "value": 100 * train_acc(runs["plus"])[-1][0] - 50})
-        for a in E1_ARMS:
-            hard, n_hard = hard_acc(runs[a], w)
-            lv = {"world": w, "arm": f"{a}{suffix}", "hans": m[a][(hans, "acc")], "mnli_test": m[a][(test, "acc")],
-                  "mnli_hard": hard, "n_hard": n_hard, "hans_pred_entailment": entail_share(runs[a], w)}
-            for h, name in HEUR.items():
-                for lab in LABELS:
-                    lv[f"{h}:{lab}"] = m[a][(hans, f"acc@{name}@{lab}")]
-            lv.update({k[1].removeprefix("acc@subcase@"): v for k, v in m[a].items()
-                       if k[0] == hans and k[1].startswith("acc@subcase@")})
-            levels.append(lv)
-        lev = {x["arm"].removesuffix(suffix): x for x in levels if x["world"] == w}
-        for arm, fam in (("plus", "E1a"), ("diamond", "E1b")):
-            for h in HEUR:
-                ne, e = f"{h}:non-entailment", f"{h}:entailment"
-                rows.append({"criterion": f"{prefix}{fam}-{h}", "world": w, "value": 100 * (lev[arm][ne] - lev["mnli"][ne])})
-                rows.append({"criterion": f"{prefix}{fam}-{h}-ent", "world": w, "value": 100 * (lev[arm][e] - lev["mnli"][e])})
-                bal = lambda x: (x[ne] + x[e]) / 2  # noqa: E731
-                rows.append({"criterion": f"{prefix}{fam}-{h}-bal", "world": w, "value": 100 * (bal(lev[arm]) - bal(lev["mnli"]))})
-            for q in ("hans", "mnli_test", "mnli_hard"):
-                rows.append({"criterion": f"{prefix}{fam}-{q}", "world": w, "value": 100 * (lev[arm][q] - lev["mnli"][q])})
-    return rows, levels
 
 
 def e4_rows(scratch: Path, exp: str = "e4", prefix: str = "") -> tuple[list[dict], list[dict]]:
@@ -173,44 +102,6 @@ def verdict(row) -> str:
     return "not shown" + ("" if n >= 5 else f" ({n} worlds)")
 
 
-def train_acc(run: Path) -> list[tuple[float, float]]:
-    """Per epoch (in-training probabilities): accuracy on the run's HANS-like training pairs and on its MNLI pairs."""
-    import numpy as np
-
-    out = []
-    for f in sorted((run / "dynamics").glob("epoch_*.parquet")):
-        d = pd.read_parquet(f)
-        p = d[["p_entailment", "p_neutral", "p_contradiction"]].to_numpy()
-        ok = p.argmax(1) == d["gold"].to_numpy()
-        hans = d["uid"].str.startswith("hans").to_numpy()
-        out.append((float(ok[hans].mean()) if hans.any() else math.nan, float(ok[~hans].mean())))
-    return out
-
-
-def diagnosis(scratch: Path) -> list[str]:
-    """E1's diagnosis on world 1 (README): the E1 arms (1 epoch) beside the same sets trained 3 epochs."""
-    runs = {"mnli (1 epoch)": scratch / "e1/w1/mnli", "plus (1 epoch)": scratch / "e1/w1/plus",
-            "diamond (1 epoch)": scratch / "e1/w1/diamond", "mnli_3ep": scratch / "diag/w1/mnli_3ep",
-            "plus_3ep": scratch / "diag/w1/plus_3ep"}
-    runs = {k: v for k, v in runs.items() if (v / "metrics.csv").is_file()}
-    if not runs:
-        return []
-    hans, test = "exp_real_effects_w1_hans", "exp_real_effects_w1_mnli_test"
-    cells = [f"acc@{n}@{lab}" for n in HEUR.values() for lab in LABELS]
-    md = ["", "## E1 diagnosis, world 1 (README \"E1 diagnosis\"; %)", "",
-          "| run | HANS | MNLI test | " + " | ".join(c.removeprefix("acc@") for c in cells)
-          + " | HANS predicted entailment | training accuracy per epoch: HANS-like / MNLI pairs |",
-          "|---" * (len(cells) + 5) + "|"]
-    for name, run in runs.items():
-        m = metrics(run)
-        tr = "; ".join(f"{100 * h:.1f} / {100 * x:.1f}" if not math.isnan(h) else f"– / {100 * x:.1f}"
-                       for h, x in train_acc(run))
-        md.append(f"| {name} | {100 * m[(hans, 'acc')]:.1f} | {100 * m[(test, 'acc')]:.1f} | "
-                  + " | ".join(f"{100 * m[(hans, c)]:.1f}" for c in cells)
-                  + f" | {100 * entail_share(run, 1):.1f} | {tr} |")
-    return md
-
-
 def fmt(r) -> str:
     if math.isnan(r.low):
         return f"{r['mean']:+.1f}"
@@ -219,17 +110,17 @@ def fmt(r) -> str:
 
 def gate_passed(s: pd.DataFrame, g: str) -> bool:
     """A gate passes with its interval above 0, or for EVERY_WORLD gates with every world ≥ 0."""
-    return g in s.index and (s.loc[g, "min"] >= 0 if g in analysis_e3.EVERY_WORLD else s.loc[g, "low"] > 0)
+    return g in s.index and (s.loc[g, "min"] >= 0 if g in EVERY_WORLD else s.loc[g, "low"] > 0)
 
 
 def gate_failed(s: pd.DataFrame, crit: str) -> str:
-    """Why `crit` is not read (one of its gates not passed: "too few pairs: gate G3-N", "an arm did not learn:
-    gate G2"), else ''."""
+    """Why `crit` is not read (one of its gates not passed: "too few pairs: gate G3-N", "augmentation not
+    learned: gate 6ep:G2", "an arm did not learn: gate G2"), else ''."""
     for prefix, gates in GATED.items():
         failed = [g for g in gates if not gate_passed(s, g)] if crit.startswith(prefix) else []
         if failed:
-            if failed[0] in analysis_e3.EVERY_WORLD:
-                return f"too few pairs: gate {failed[0]}"
+            if failed[0] in WHY:
+                return f"{WHY[failed[0]]}: gate {failed[0]}"
             return "an arm did not learn: gate " + gates[0].split("-")[0].removeprefix("3ep:")
     return ""
 
@@ -242,7 +133,7 @@ def claims_table(s: pd.DataFrame) -> list[str]:
         tested = crit in DESCRIPTION
         what = DESCRIPTION.get(crit, "reported")
         hp = "" if math.isnan(r.holm_p) else f"{r.holm_p:.4f}"
-        gate = ("gate not tested (one world)" if math.isnan(r.low) and crit not in analysis_e3.EVERY_WORLD else
+        gate = ("gate not tested (one world)" if math.isnan(r.low) and crit not in EVERY_WORLD else
                 "gate passed" if gate_passed(s, crit) else "gate NOT passed")
         v = gate if crit in GATES else verdict(r) if tested else "reported"
         stopped_by = gate_failed(s, crit) if tested and crit not in GATES else ""
@@ -253,22 +144,11 @@ def claims_table(s: pd.DataFrame) -> list[str]:
     return md
 
 
-def e1_sections(lv: pd.DataFrame) -> list[str]:
-    cols = ["hans", "mnli_test", "mnli_hard", "hans_pred_entailment"] + [f"{h}:{lab}" for h in HEUR for lab in LABELS]
-    md = level_table("E1", lv, cols, lv.arm.unique())
-    subs = [c for c in lv.columns if "/" in c or c.startswith(("le_", "ln_", "se_", "sn_", "ce_", "cn_"))]
-    md += ["", "## E1 per subcase (mean over worlds, %; 40 pairs per world each)", "",
-           "| subcase | " + " | ".join(lv.arm.unique()) + " |", "|---" * (lv.arm.nunique() + 1) + "|"]
-    for c in sorted(subs):
-        md.append(f"| {c} | " + " | ".join(f"{100 * lv[lv.arm == a][c].mean():.1f}" for a in lv.arm.unique()) + " |")
-    return md + ["", f"MNLI-hard pairs per world (McCoy count ≤ {HARD_MAX}): "
-                 + ", ".join(str(int(x)) for x in lv[lv.arm == "mnli"].n_hard)]
-
-
 def main(scratch: Path, out: Path) -> None:
     (r1, l1), (r3, l3) = e1_rows(scratch), e1_rows(scratch, "diag", "_3ep", "3ep:")
+    r6e, l6e = e1_rows(scratch, "e1_6ep", "_6ep", "6ep:")
     (r4, l4), (r5, l5) = e4_rows(scratch), e4_rows(scratch, "e4_3ep", "3ep:")
-    new, l1, l4 = r1 + r3 + r4 + r5, l1 + l3, l4 + l5
+    new, l1, l4 = r1 + r3 + r6e + r4 + r5, l1 + l3 + l6e, l4 + l5
     labels = [r.label for r in load_named("snli_cad_original_test")]
     r6, l6 = analysis_e2.e2_rows(scratch, labels, WORLDS)
     r7, l7, y7 = analysis_e3.e3_rows(scratch, labels, WORLDS)
@@ -277,7 +157,7 @@ def main(scratch: Path, out: Path) -> None:
     s = summarise(rows.to_dict("records"))
     md = ["# experiments/real_effects: results (analysis.py)", "",
           "Per world one training seed; over worlds the mean, [95% t interval, n − 1 df], the one-sided p (stated "
-          "direction: > 0) and Holm's p over the declared family (E1a, E1b, E4, 3ep:E4, E2, E3a). Points. "
+          "direction: > 0) and Holm's p over the declared family (E1a, E1b and their 3ep:/6ep: attempts, E4, 3ep:E4, E2, E3a). Points. "
           f"Rows: {len(rows) - n_kept} computed from the run folders of this analysis, {n_kept} kept from the "
           "committed results.csv (runs of an earlier machine; analysis_record.py).", ""]
     md += claims_table(s)

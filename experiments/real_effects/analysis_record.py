@@ -2,7 +2,8 @@
 machine does not have, so analysis.py merges what it computes from the runs here into the committed results
 files instead of dropping what it cannot recompute. A row (criterion, world), a level (world, arm) or a wall
 time (run) computed here replaces the recorded one; the rest of the record is kept, and results.md says how
-many rows came from each."""
+many rows came from each. Also the two readers of a finished run folder every experiment uses
+(`metrics`, `finished`)."""
 
 from __future__ import annotations
 
@@ -54,3 +55,18 @@ def level_table(title: str, lv: pd.DataFrame, cols: list[str], arms) -> list[str
             n = g.world.nunique()
             md.append(f"| {a} ({n} world{'s' if n != 1 else ''}) | " + " | ".join(f"{100 * g[c].mean():.1f}" for c in cols) + " |")
     return md
+
+
+def metrics(run: Path) -> dict[tuple[str, str], float]:
+    m = pd.read_csv(run / "metrics.csv")
+    return {(r.eval_set, r.metric): float(r.value) for r in m.itertuples()}
+
+
+def finished(scratch: Path, exp: str, arms, worlds=(1, 2, 3, 4, 5)) -> dict[int, dict[str, Path]]:
+    """world -> arm -> run folder, for worlds where every arm has its metrics.csv."""
+    out = {}
+    for w in worlds:
+        runs = {a: scratch / exp / f"w{w}" / a for a in arms}
+        if all((r / "metrics.csv").is_file() for r in runs.values()):
+            out[w] = runs
+    return out
