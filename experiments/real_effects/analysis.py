@@ -24,6 +24,7 @@ import analysis_e2  # noqa: E402  (E2's)
 import analysis_e3  # noqa: E402  (E3's)
 from analysis_e1 import e1_rows, e1_sections, diagnosis  # noqa: E402
 from analysis_record import finished, kept_text, level_table, merge, metrics, walls  # noqa: E402  (the record)
+from plot_e1 import plot_attempts  # noqa: E402
 
 WORLDS = (1, 2, 3, 4, 5)
 E4_ARMS = ("ambiguous", "random", "easy")
@@ -172,6 +173,8 @@ def main(scratch: Path, out: Path) -> None:
             levels[name].round(4).to_csv(out / f"results_{name}_levels.csv", index=False)
     if len(levels["e1"]):
         md += e1_sections(levels["e1"])
+    if plot_attempts(rows, out / "e1_attempts.png"):
+        md += ["", "E1's three attempts, plus − mnli per world: `e1_attempts.png`."]
     if len(levels["e4"]):
         cols = ["ood_mean", "hans", "mnli_test", *STRESS, *CF, *(f"{c}:acc_cf" for c in CF)]
         md += level_table("E4", levels["e4"], cols, levels["e4"].arm.unique())

@@ -52,3 +52,14 @@ def test_the_third_attempt_gates_each_family_on_its_own_arm_in_every_world():
     assert "| 6ep:E1a-lo |" in table and "**not tested (augmentation not learned: gate 6ep:G2)**" in table
     assert analysis.verdict(s.loc["6ep:E1b-lo"]) == "reproduced"
     assert set(analysis.FAMILIES["6ep:E1b"]) == {"6ep:E1b-lo", "6ep:E1b-sub", "6ep:E1b-con"}
+
+
+def test_the_attempts_plot_is_drawn_from_per_world_rows_only_when_there_are_some(tmp_path):
+    from plot_e1 import plot_attempts
+
+    rows = pd.DataFrame([{"criterion": f"6ep:E1a-{h}{s}", "world": w, "value": 10.0 * w}
+                         for h in ("lo", "sub", "con") for s in ("", "-bal") for w in range(1, 6)])
+    out = plot_attempts(rows, tmp_path / "e1.png")
+    assert out == tmp_path / "e1.png" and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert plot_attempts(rows.assign(criterion="E2-333"), tmp_path / "none.png") is None
+    assert not (tmp_path / "none.png").exists()
