@@ -47,37 +47,36 @@ E3_DIAG = ("all 5 worlds, gates G3 passed (disco +6.5 [+0.6, +12.5] over the ori
            "46.1%); N_k 219 / 219 / 214 / 213 / 242 kept of ~5,700 generations per world (heuristics keep 36-38%, the "
            "teacher 10-12% of those), most of them ungrammatical splices, target labels skewed to entailment "
            "(experiments/real_effects/README.md)")
+HEURISTICS = (("lo", "lexical overlap"), ("sub", "subsequence"), ("con", "constituent"))
+E1_ARM_TEXT = {"E1a": "MNLI + 500 HANS-like pairs − MNLI", "E1b": "MNLI ◇ HANS-like (same size) − MNLI"}
+E1_EPOCHS = {"": "", "3ep:": ", 3 epochs", "6ep:": ", 6 epochs"}
+
+
+def e1_family(fam: str, attempt: str, diagnosis: str, kind: str = "tested") -> list[Claim]:
+    """E1's three claims of one family (E1a: the plus arm, E1b: the diamond arm), one per HANS heuristic, in one
+    attempt ("" at 1 epoch, "3ep:", "6ep:"), stated together for Holm's correction."""
+    return [Claim(f"{HANS_WORLDS}{E1_EPOCHS[attempt]}: {E1_ARM_TEXT[fam]}, HANS non-entailment accuracy, {name} "
+                  f"({attempt}{fam}; points)", "McCoy et al. 2019 §7", HANS7,
+                  RealWorlds(f"{attempt}{fam}-{h}", RE, "world"), kind=kind, family=f"{attempt}{fam}",
+                  diagnosis=diagnosis)
+            for h, name in HEURISTICS]
+
+
 REAL_EFFECTS = [   # known effects on real text, the world as the unit (experiments/real_effects/README.md)
-    *(Claim(f"{HANS_WORLDS}: MNLI + 500 HANS-like pairs − MNLI, HANS non-entailment accuracy, {name} (E1a; points)",
-            "McCoy et al. 2019 §7", HANS7, RealWorlds(f"E1a-{h}", RE, "world"), family="E1a", diagnosis=E1_DIAG)
-      for h, name in (("lo", "lexical overlap"), ("sub", "subsequence"), ("con", "constituent"))),
-    *(Claim(f"{HANS_WORLDS}: MNLI ◇ HANS-like (same size) − MNLI, HANS non-entailment accuracy, {name} (E1b; points)",
-            "McCoy et al. 2019 §7", HANS7, RealWorlds(f"E1b-{h}", RE, "world"), family="E1b", diagnosis=E1_DIAG)
-      for h, name in (("lo", "lexical overlap"), ("sub", "subsequence"), ("con", "constituent"))),
+    *e1_family("E1a", "", E1_DIAG),
+    *e1_family("E1b", "", E1_DIAG),
     Claim(f"{HANS_WORLDS}, 3 epochs: plus_3ep's last-epoch in-training accuracy on its 500 HANS-like pairs − 50 "
           "(gate G2 of E1's second attempt; points)", "McCoy et al. 2019 §7",
           "the augmentation pairs are fitted (the paper fine-tunes BERT on them)", RealWorlds("3ep:G2", RE, "world"),
           diagnosis=E1_3EP_DIAG),
-    *(Claim(f"{HANS_WORLDS}, 3 epochs: MNLI + 500 HANS-like pairs − MNLI, HANS non-entailment accuracy, {name} "
-            "(3ep:E1a; points)", "McCoy et al. 2019 §7", HANS7, RealWorlds(f"3ep:E1a-{h}", RE, "world"),
-            family="3ep:E1a", diagnosis=E1_3EP_DIAG)
-      for h, name in (("lo", "lexical overlap"), ("sub", "subsequence"), ("con", "constituent"))),
-    *(Claim(f"{HANS_WORLDS}, 3 epochs: MNLI ◇ HANS-like (same size) − MNLI, HANS non-entailment accuracy, {name} "
-            "(3ep:E1b; points)", "McCoy et al. 2019 §7", HANS7, RealWorlds(f"3ep:E1b-{h}", RE, "world"),
-            family="3ep:E1b", diagnosis=E1_3EP_DIAG)
-      for h, name in (("lo", "lexical overlap"), ("sub", "subsequence"), ("con", "constituent"))),
+    *e1_family("E1a", "3ep:", E1_3EP_DIAG),
+    *e1_family("E1b", "3ep:", E1_3EP_DIAG),
     Claim(f"{HANS_WORLDS}, 6 epochs: plus_6ep's last-epoch in-training accuracy on its 500 HANS-like pairs − 65 "
           "(gate 6ep:G2 of E1's third attempt, every world ≥ 0; points)", "McCoy et al. 2019 §7",
           "the augmentation pairs are fitted (the paper fine-tunes BERT on them)", RealWorlds("6ep:G2", RE, "world"),
           diagnosis=E1_6EP_DIAG),
-    *(Claim(f"{HANS_WORLDS}, 6 epochs: MNLI + 500 HANS-like pairs − MNLI, HANS non-entailment accuracy, {name} "
-            "(6ep:E1a; points)", "McCoy et al. 2019 §7", HANS7, RealWorlds(f"6ep:E1a-{h}", RE, "world"),
-            family="6ep:E1a", diagnosis=E1_6EP_DIAG)
-      for h, name in (("lo", "lexical overlap"), ("sub", "subsequence"), ("con", "constituent"))),
-    *(Claim(f"{HANS_WORLDS}, 6 epochs: MNLI ◇ HANS-like (same size) − MNLI, HANS non-entailment accuracy, {name} "
-            "(6ep:E1b; points)", "McCoy et al. 2019 §7", HANS7, RealWorlds(f"6ep:E1b-{h}", RE, "world"),
-            kind="descriptive", family="6ep:E1b", diagnosis=E1_6EP_B_DIAG)
-      for h, name in (("lo", "lexical overlap"), ("sub", "subsequence"), ("con", "constituent"))),
+    *e1_family("E1a", "6ep:", E1_6EP_DIAG),
+    *e1_family("E1b", "6ep:", E1_6EP_B_DIAG, kind="descriptive"),
     Claim("Real MNLI: most ambiguous third − random / easiest third, out-of-distribution mean (E4a, E4b)",
           "Swayamdipta et al. 2020", "ambiguous data generalises better out of distribution", None, kind="not run",
           files=("real_effects/README.md",), diagnosis="started 2026-11-27: 4 of 15 runs (worlds 1 and 3, ambiguous and random thirds), no "

@@ -10,8 +10,9 @@ import pandas as pd
 
 from nliforge.evaluation.worlds import t_interval
 
+from analysis_e1 import HEUR
+
 ATTEMPTS = (("", "1 epoch"), ("3ep:", "3 epochs"), ("6ep:", "6 epochs"))
-HEUR = (("lo", "lexical overlap"), ("sub", "subsequence"), ("con", "constituent"))
 PANELS = (("", "HANS non-entailment accuracy"), ("-bal", "HANS balanced accuracy (mean of both cells)"))
 
 
@@ -26,13 +27,13 @@ def plot_attempts(rows: pd.DataFrame, path: Path) -> Path | None:
     fig, axes = plt.subplots(1, len(PANELS), figsize=(11, 4), sharey=True)
     for ax, (suffix, title) in zip(axes, PANELS):
         for i, (prefix, _) in enumerate(ATTEMPTS):
-            for j, (h, name) in enumerate(HEUR):
+            for j, (h, name) in enumerate(HEUR.items()):
                 vals = rows[rows.criterion == f"{prefix}E1a-{h}{suffix}"].sort_values("world")["value"].tolist()
                 if not vals:
                     continue
                 x = i * 4 + j
                 ax.scatter([x] * len(vals), vals, s=12, color=f"C{j}", alpha=0.6,
-                           label=name if i == 0 else None)
+                           label=name.replace("_", " ") if i == 0 else None)
                 e = t_interval(vals)
                 ax.errorbar(x + 0.25, e.estimate, yerr=[[e.estimate - e.low], [e.high - e.estimate]],
                             fmt="o", color=f"C{j}", capsize=3)
