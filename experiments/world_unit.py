@@ -4,7 +4,9 @@ D0, W, the floor and the ceiling are drawn once per world seed, so training seed
 independent units: each world gives one number (the mean over its training seeds of row − baseline on the
 challenge mean), and the estimate is the mean over worlds with a Student t interval (n_worlds − 1 df) and a
 one-sided t test in the stated direction. Several claims tested on the same runs are one family: Holm's
-step-down correction of their p values.
+step-down correction of their p values. The verdict words are the package's one rule
+(`nliforge.evaluation.verdict`, five worlds at least); a new comparison is a study (`nliforge-study`,
+docs/studies.md).
 
     python experiments/world_unit.py --scratch $R --out mechanism.md \\
         --row 2_floor --row 3_full --row 4_randseeds --row 5_randkeep --row 6_nofilter \\
@@ -24,6 +26,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from controls_table import PRIMARY, unit_metrics  # noqa: E402
+from nliforge.evaluation.verdict import verdict  # noqa: E402
 from nliforge.evaluation.worlds import holm, one_sided_p, t_interval  # noqa: E402
 
 
@@ -40,16 +43,8 @@ def world_test(per_world: pd.Series | list[float], ci: float = 0.95) -> dict:
     [1.0, 3.0, 5.0]: mean 3.0, sd 2.0, se 2/sqrt(3) = 1.1547; t_{0.975,2} = 4.3027 -> [-1.968, 7.968];
     t = 2.598 on 2 df -> one-sided p = 0.0608."""
     e = t_interval(list(per_world), ci)
-    return {"n_worlds": e.n_worlds, "estimate": e.estimate, "low": e.low, "high": e.high, "p_one_sided": one_sided_p(e)}
-
-
-def verdict(test: dict, p_adjusted: float, alpha: float = 0.05) -> str:
-    """reproduced: Holm-adjusted p < alpha and the interval above 0; contradicted: the interval below 0."""
-    if test["low"] > 0 and p_adjusted < alpha:
-        return "reproduced"
-    if test["high"] < 0:
-        return "contradicted"
-    return "not shown"
+    return {"n_worlds": e.n_worlds, "estimate": e.estimate, "low": e.low, "high": e.high, "p_one_sided": one_sided_p(e),
+            "per_world": list(e.per_unit)}
 
 
 def table(m: pd.DataFrame, claims: dict[str, tuple[str, str]]) -> list[str]:
@@ -61,7 +56,7 @@ def table(m: pd.DataFrame, claims: dict[str, tuple[str, str]]) -> list[str]:
         t = tests[name]
         lines.append(f"| {name} | {row} − {base} | {t['n_worlds']} | {100 * t['estimate']:+.1f} "
                      f"[{100 * t['low']:+.1f}, {100 * t['high']:+.1f}] | {t['p_one_sided']:.3f} | "
-                     f"{adjusted[name]:.3f} | {verdict(t, adjusted[name])} |")
+                     f"{adjusted[name]:.3f} | {verdict('tested', t_interval(t['per_world']), holm_p=adjusted[name])} |")
     return lines
 
 

@@ -41,9 +41,15 @@ def test_holm_step_down():
     assert holm({"a": 0.6, "b": 0.9}) == {"a": 1.0, "b": 1.0}
 
 
-def test_verdict_needs_the_adjusted_p_and_the_interval():
-    above = {"low": 0.01, "high": 0.05}
-    assert verdict(above, 0.01) == "reproduced"
-    assert verdict(above, 0.06) == "not shown"          # the interval alone is not enough after Holm
-    assert verdict({"low": -0.05, "high": -0.01}, 0.99) == "contradicted"
-    assert verdict({"low": -0.01, "high": 0.05}, 0.2) == "not shown"
+def test_the_table_uses_the_package_rule_with_its_five_world_minimum():
+    """world_unit.py has no rule of its own: three worlds above 0 with Holm p < 0.05 are not enough."""
+    import world_unit
+    from nliforge.evaluation import verdict as rule
+
+    assert world_unit.verdict is rule.verdict
+    rows = []
+    for ws, diff in enumerate([0.05, 0.06, 0.07]):   # mean 0.06, sd 0.01: t = 10.4 on 2 df, p = 0.0046
+        rows += [{"row": "floor", "world_seed": ws, "seed": 1, "eval_set": "challenge mean", "value": 0.5},
+                 {"row": "full", "world_seed": ws, "seed": 1, "eval_set": "challenge mean", "value": 0.5 + diff}]
+    (line,) = world_unit.table(pd.DataFrame(rows), {"M1": ("full", "floor")})[2:]
+    assert line.endswith("| not shown (n_worlds = 3 < 5) |"), line
