@@ -1,0 +1,135 @@
+"""`nliforge-study run`: the attempt's worlds × arms × seeds as nliforge-train multiruns.
+
+One multirun per (arm, training seed) sweeps that arm's unfinished worlds, so `hydra/launcher=slurm` (or
+any launcher) works as it does for `nliforge-train -m`; every run lands in its deterministic folder
+`<attempt>/runs/<arm>/world-<w>/seed-<s>` (hydra.sweep.subdir). A run is finished when its folder holds
+the completion record (gates.is_done); finished runs are skipped, and an unfinished one resumes from its
+own last.ckpt (`ckpt_path=last`; a folder without one starts over). With a cluster launcher every
+multirun is submitted at once; locally they run one after another. A progress line per finished run.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from nliforge.errors import NLIDataError
+from nliforge.study.gates import is_done, run_dir
+from nliforge.study.schema import Study
+
+# what `run` may add on its command line: how and where runs execute, never what they compute
+RUN_KEYS = ("hydra/launcher", "hydra.launcher.", "hydra.job_logging", "hydra/job_logging", "num_threads",
+            "progress_every_s", "trainer.enable_progress_bar", "paths.cache_dir", "paths.data_dir", "logger",
+            "logger.", "trainer.accelerator", "trainer.devices", "data.num_workers", "data.eval_batch_size")
+_KEY = re.compile(r"^[+~]*([\w/.@]+)=")
+
+
+def check_run_args(args: Sequence[str]) -> list[str]:
+    """The overrides `run` passes on to every nliforge-train job; one that would change the design is refused."""
+    for arg in args:
+        m = _KEY.match(arg)
+        key = m.group(1) if m else arg
+        if not m or not any(key == k or (k.endswith((".", "/")) and key.startswith(k)) for k in RUN_KEYS):
+            raise NLIDataError(f"run: {arg!r} would change what the runs compute, or is not an override; put it "
+                               f"in the study file (and amend), or pass only {', '.join(RUN_KEYS)}")
+    return list(args)
+
+
+def needs_predictions(study: Study) -> bool:
+    return any(g.threshold is None for g in study.gates.values())
+
+
+def group_command(study: Study, attempt: Path, arm: str, seed: int, worlds: Sequence, extra: Sequence[str]) -> list[str]:
+    """The nliforge-train multirun of one arm and seed over `worlds`."""
+    key = study.worlds.key.lstrip("+")
+    fixed = [f"save_model={'true' if study.save_model else 'false'}", f"suite={study.suite}", f"seed={seed}",
+             "ckpt_path=last", *(["++suite.save_predictions=true"] if needs_predictions(study) else [])]
+    sweep = [f"{study.worlds.key}={','.join(str(w) for w in worlds)}", f"hydra.sweep.dir={attempt / 'runs' / arm}",
+             f"hydra.sweep.subdir=world-${{{key}}}/seed-${{seed}}"]
+    return [sys.executable, "-m", "nliforge.train", "-m", *study.base, *study.worlds.fixed, *study.arms[arm],
+            *fixed, *extra, *sweep]
+
+
+def pending(study: Study, attempt: Path) -> list[tuple]:
+    return [(w, a, s) for w, a, s in study.run_names() if not is_done(run_dir(attempt, w, a, s), study.save_model)]
+
+
+def groups(todo: Sequence[tuple]) -> dict[tuple[str, int], list]:
+    out: dict[tuple[str, int], list] = {}
+    for w, a, s in todo:
+        out.setdefault((a, s), []).append(w)
+    return out
+
+
+def cluster_launcher(extra: Sequence[str]) -> bool:
+    return any(a.startswith("hydra/launcher=") and not a.endswith("=basic") for a in extra)
+
+
+def run_study(study: Study, attempt: Path, extra: Sequence[str] = (), say: Callable[[str], None] = print,
+              poll_s: float = 2.0) -> int:
+    """Train every unfinished run; returns the number of runs that failed (0: all done)."""
+    extra = check_run_args(extra)
+    total, todo = len(study.run_names()), pending(study, attempt)
+    say(f"{total} runs ({len(study.worlds.values)} worlds × {len(study.arms)} arms × {len(study.seeds)} seeds): "
+        f"{total - len(todo)} done, {len(todo)} to run")
+    logs = attempt / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    jobs = [(arm, seed, worlds) for (arm, seed), worlds in groups(todo).items()]
+    at_once = cluster_launcher(extra)
+    running: list[tuple[subprocess.Popen, Path]] = []
+    waiting, reported, failed_groups = list(jobs), set(), []
+    while waiting or running:
+        while waiting and (at_once or not running):
+            arm, seed, worlds = waiting.pop(0)
+            log = logs / f"{arm}-seed{seed}.log"
+            with log.open("a") as fh:
+                running.append((subprocess.Popen(group_command(study, attempt, arm, seed, worlds, extra),
+                                                 stdout=fh, stderr=subprocess.STDOUT), log))
+        time.sleep(poll_s)
+        _report_progress(study, attempt, todo, reported, total, say)
+        for proc, log in [(p, lg) for p, lg in running if p.poll() is not None]:
+            running.remove((proc, log))
+            if proc.returncode:
+                failed_groups.append(log)
+                say(f"error: {log.name.removesuffix('.log')} failed (exit {proc.returncode}): {last_error(log)}; "
+                    f"log: {log}")
+    _report_progress(study, attempt, todo, reported, total, say)
+    left = pending(study, attempt)
+    if not left and study.rescore:
+        rescore(study, attempt, say)
+    return len(left)
+
+
+def _report_progress(study: Study, attempt: Path, todo, reported: set, total: int, say) -> None:
+    for w, a, s in todo:
+        if (w, a, s) not in reported and is_done(run_dir(attempt, w, a, s), study.save_model):
+            reported.add((w, a, s))
+            done = total - len(todo) + len(reported)
+            say(f"[{done}/{total}] done: world {w} · {a} · seed {s} ({run_dir(attempt, w, a, s)})")
+
+
+def last_error(log: Path) -> str:
+    lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ln.startswith("error:")]
+    return (errors or lines or ["(empty log)"])[-1][:400]
+
+
+def rescore(study: Study, attempt: Path, say: Callable[[str], None] = print) -> None:
+    """Score each `rescore` suite on every kept model into <run>/rescore/<suite>/ (skipped when there)."""
+    world_args = [a for a in study.base if a.lstrip("+").startswith("world")] + list(study.worlds.fixed)
+    for w, a, s in study.run_names():
+        run = run_dir(attempt, w, a, s)
+        for suite in study.rescore:
+            out = run / "rescore" / suite
+            if (out / "metrics.csv").is_file():
+                continue
+            cmd = [sys.executable, "-m", "nliforge.evaluate", f"model.backbone.name_or_path={run / 'model'}",
+                   f"suite={suite}", *world_args, f"{study.worlds.key}={w}", f"hydra.run.dir={out}"]
+            done = subprocess.run(cmd, capture_output=True, text=True)
+            if done.returncode:
+                raise NLIDataError(f"rescore {suite} on {run}: {(done.stderr.strip().splitlines() or ['failed'])[-1]}")
+            say(f"rescored: {suite} on world {w} · {a} · seed {s}")
