@@ -52,7 +52,8 @@ def split_args(command: str, args: Sequence[str]) -> tuple[dict, list[str]]:
         elif command == "run" and eq:
             rest.append(arg)
         else:
-            raise NLIDataError(f"{command}: {arg!r}: expected one of {', '.join(f'{o}=...' for o in sorted(OPTIONS[command]))}")
+            valid = ", ".join(f"{o}=..." for o in sorted(OPTIONS[command]))
+            raise NLIDataError(f"{command}: {arg!r}: expected one of {valid}")
     return options, rest
 
 

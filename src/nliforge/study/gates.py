@@ -139,7 +139,8 @@ def _every_world(gate: Gate, values: dict, margins: dict, scale: float, n_all: i
     if bad:
         parts = [f"{fmt(values[w], scale)} {bad_rel} {fmt(values[w] - margins[w], scale)} in world {w}" for w in bad]
         more = f" (and {len(bad) - 1} more world{'s' if len(bad) > 2 else ''})" if len(bad) > 1 else ""
-        return GateState(gate, "failed", f"{gate.name}: {', '.join(parts)}", margins, short=f"{gate.name}: {parts[0]}{more}")
+        return GateState(gate, "failed", f"{gate.name}: {', '.join(parts)}", margins,
+                         short=f"{gate.name}: {parts[0]}{more}")
     lo, hi = (fmt(f(values.values()), scale) for f in (min, max)) if values else ("", "")
     if len(margins) < n_all:
         so_far = f"; {lo}–{hi} so far, all {rel} {gate.bound}" if values else ""

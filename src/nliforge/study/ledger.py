@@ -109,7 +109,8 @@ def _lock(study: Study, folder: Path, n: int, reason: str | None) -> tuple[Path,
     if not write_new_file(attempt / "plan.lock", (json.dumps(lock, indent=2, ensure_ascii=False) + "\n").encode()):
         raise NLIDataError(f"{attempt / 'plan.lock'}: already exists (another preregister or amend ran at once)")
     append_entry(folder, "preregister" if n == 1 else "amend",
-                 {"attempt": n, "sha256": lock["sha256"], "commit": lock["commit"], **({"reason": reason} if reason else {})})
+                 {"attempt": n, "sha256": lock["sha256"], "commit": lock["commit"],
+                  **({"reason": reason} if reason else {})})
     return attempt, lock
 
 

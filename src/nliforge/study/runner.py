@@ -43,7 +43,8 @@ def needs_predictions(study: Study) -> bool:
     return any(g.threshold is None for g in study.gates.values())
 
 
-def group_command(study: Study, attempt: Path, arm: str, seed: int, worlds: Sequence, extra: Sequence[str]) -> list[str]:
+def group_command(study: Study, attempt: Path, arm: str, seed: int, worlds: Sequence,
+                  extra: Sequence[str]) -> list[str]:
     """The nliforge-train multirun of one arm and seed over `worlds`."""
     key = study.worlds.key.lstrip("+")
     fixed = [f"save_model={'true' if study.save_model else 'false'}", f"suite={study.suite}", f"seed={seed}",
