@@ -85,3 +85,9 @@ def test_a_lock_edited_to_match_a_new_plan_is_caught_by_the_ledger(tmp_path):
     (attempt / "plan.lock").write_text(json.dumps(lock))
     with pytest.raises(NLIDataError, match="is not the one the ledger recorded for attempt 1"):
         ledger.current_attempt(changed, root)
+
+
+def test_a_key_added_later_with_an_empty_value_changes_no_plan():
+    assert ledger.plan_diff({"gates": {"fit": {"arm": "b"}}}, {"gates": {"fit": {"arm": "b", "why": ""}}}) == []
+    assert ledger.plan_diff({"gates": {"fit": {"arm": "b"}}}, {"gates": {"fit": {"arm": "b", "why": "x"}}}) == \
+        ["gates.fit.why"]

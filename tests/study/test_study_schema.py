@@ -90,3 +90,16 @@ def test_the_console_script_prints_one_error_line(tmp_path):
                                   "and claims)"
     usage = subprocess.run([sys.executable, "-m", "nliforge.study", "--help"], capture_output=True, text=True)
     assert "{preregister,run,status,verdict,amend}" in usage.stdout
+
+
+def test_groups_of_claims_share_a_contrast_and_a_gate_reads_a_subset_of_training_pairs(tmp_path):
+    claims = [{"family": "E1a", "needs": ["fit"], "contrast": "b - a", "side": "greater",
+               "list": [{"id": "lo", "cell": "hans/acc@lexical_overlap@non-entailment"},
+                        {"id": "sub", "cell": "hans/acc@subsequence@non-entailment"}]},
+              {"id": "solo", "contrast": "a - b", "cell": "hans/acc", "side": "less"}]
+    gates = {"fit": {"arm": "b", "metric": "train/acc", "rows": {"uid_prefix": "hans"}, "last_epoch": True,
+                     "at_least": 0.65, "every_world": True, "why": "augmentation not learned"}}
+    s = load_study(str(write_study(tmp_path, claims=claims, gates=gates)))
+    assert [(c.id, c.family, c.contrast, c.needs) for c in s.claims] == [
+        ("lo", "E1a", "b − a", ("fit",)), ("sub", "E1a", "b − a", ("fit",)), ("solo", "main", "a − b", ())]
+    assert s.gates["fit"].metric == "train/acc@hans" and s.gates["fit"].why == "augmentation not learned"

@@ -139,8 +139,9 @@ def _every_world(gate: Gate, values: dict, margins: dict, scale: float, n_all: i
     if bad:
         parts = [f"{fmt(values[w], scale)} {bad_rel} {fmt(values[w] - margins[w], scale)} in world {w}" for w in bad]
         more = f" (and {len(bad) - 1} more world{'s' if len(bad) > 2 else ''})" if len(bad) > 1 else ""
-        return GateState(gate, "failed", f"{gate.name}: {', '.join(parts)}", margins,
-                         short=f"{gate.name}: {parts[0]}{more}")
+        why = f"; {gate.why}" if gate.why else ""
+        return GateState(gate, "failed", f"{gate.name}: {', '.join(parts)}{why}", margins,
+                         short=f"{gate.name}: {parts[0]}{more}{why}")
     lo, hi = (fmt(f(values.values()), scale) for f in (min, max)) if values else ("", "")
     if len(margins) < n_all:
         so_far = f"; {lo}–{hi} so far, all {rel} {gate.bound}" if values else ""
@@ -159,7 +160,8 @@ def _over_worlds(gate: Gate, margins: dict, scale: float, n_all: int) -> GateSta
                f"{fmt(e.high, scale, True)}] over {n_all} worlds")
     if e.has_interval and (e.low > 0 if sign > 0 else e.high < 0):
         return GateState(gate, "passed", f"{gate.name} passed ({numbers}, {word} 0)", margins, e)
-    return GateState(gate, "failed", f"{gate.name}: {numbers}, not entirely {word} 0", margins, e)
+    why = f"; {gate.why}" if gate.why else ""
+    return GateState(gate, "failed", f"{gate.name}: {numbers}, not entirely {word} 0{why}", margins, e)
 
 
 def evaluate_gates(study: Study, attempt: Path) -> dict[str, GateState]:

@@ -49,10 +49,13 @@ def attempt_numbers(folder: Path) -> list[int]:
 
 
 def plan_diff(old, new, prefix: str = "") -> list[str]:
-    """The dotted keys whose values differ between two plans (a key only one has included)."""
+    """The dotted keys whose values differ between two plans (a key only one has included, unless it is
+    empty there: a key a later nliforge adds with an empty default changes no locked plan)."""
     if isinstance(old, dict) and isinstance(new, dict):
         out = []
         for k in sorted(set(old) | set(new), key=str):
+            if (k not in old and new[k] in ("", [], {}, None)) or (k not in new and old[k] in ("", [], {}, None)):
+                continue
             out += plan_diff(old.get(k), new.get(k), f"{prefix}.{k}" if prefix else str(k))
         return out
     return [] if old == new else [prefix or "(the whole plan)"]

@@ -39,6 +39,7 @@ class Gate:
     op: str
     threshold: float | None
     scope: str
+    why: str = ""                  # what a failure means (free text, shown beside the numbers)
 
     def plain(self) -> dict:
         return asdict(self)
@@ -89,7 +90,7 @@ def parse_gates(value, arms: dict, where: Where) -> dict[str, Gate]:
 
 def parse_gate(name: str, spec, arms: dict, where: Where) -> Gate:
     key = ("gates", name)
-    allowed = {"arm", "metric", "at_least", "at_most", "above", "every_world", "over_worlds", "last_epoch"}
+    allowed = {"arm", "metric", "at_least", "at_most", "above", "every_world", "over_worlds", "last_epoch", "rows", "why"}
     if not isinstance(spec, dict) or set(spec) - allowed:
         extra = sorted(set(spec) - allowed) if isinstance(spec, dict) else []
         raise where.error(key + tuple(extra[:1]), f"expected {{arm, metric, at_least | at_most | above: "
@@ -97,6 +98,12 @@ def parse_gate(name: str, spec, arms: dict, where: Where) -> Gate:
     if spec.get("arm") not in arms:
         raise where.error(key + ("arm",), f"{spec.get('arm')!r}: expected one of the arms {', '.join(arms)}")
     metric = _metric(spec.get("metric"), where, key + ("metric",))
+    rows = spec.get("rows")
+    if rows is not None:    # train/<metric> over the training pairs whose uid starts with a prefix
+        if not (isinstance(rows, dict) and set(rows) == {"uid_prefix"} and metric.startswith("train/")
+                and "@" not in metric and _ID.match(str(rows["uid_prefix"]))):
+            raise where.error(key + ("rows",), f"{rows!r}: expected {{uid_prefix: <prefix>}} on a train/ metric")
+        metric = f"{metric}@{rows['uid_prefix']}"
     bounds = [k for k in ("at_least", "at_most", "above") if k in spec]
     if len(bounds) != 1:
         raise where.error(key, "expected exactly one of at_least, at_most, above: largest_class")
@@ -114,25 +121,35 @@ def parse_gate(name: str, spec, arms: dict, where: Where) -> Gate:
     if len(scopes) > 1 or any(not isinstance(spec.get(s, False), bool) for s in SCOPES):
         raise where.error(key, "expected one of every_world: true (default) and over_worlds: true")
     return Gate(name, spec["arm"], metric, op, None if threshold is None else float(threshold),
-                scopes[0] if scopes else "every_world")
+                scopes[0] if scopes else "every_world", str(spec.get("why") or ""))
+
+
+GROUP_KEYS = {"family", "needs", "side", "contrast"}
 
 
 def parse_claims(value, arms: dict, gates: dict, where: Where) -> tuple[Claim, ...]:
-    """A list of claims, or {family, needs, list}: the family and gates every claim of the list shares."""
-    shared, key = {}, ("claims",)
-    if isinstance(value, dict):
-        shared = {k: v for k, v in value.items() if k != "list"}
-        if set(shared) - {"family", "needs", "side"} or not isinstance(value.get("list"), list):
-            raise where.error(key, "expected a list of claims, or {family, needs, side, list: [claims]}")
-        value, key = value["list"], ("claims", "list")
-    if not isinstance(value, list) or not value:
-        raise where.error(key, "expected a non-empty list of claims")
-    claims = [parse_claim({**shared, **c} if isinstance(c, dict) else c, arms, gates, where, key + (i,))
-              for i, c in enumerate(value)]
+    """A list of claims and groups, or one group: a group is {family, needs, side, contrast, list: [claims]},
+    the keys every claim of its list shares."""
+    items = [(("claims",), value)] if isinstance(value, dict) else \
+        [(("claims", i), v) for i, v in enumerate(value)] if isinstance(value, list) and value else None
+    if items is None:
+        raise where.error(("claims",), "expected a non-empty list of claims (or groups {family, needs, list})")
+    claims = []
+    for key, item in items:
+        if isinstance(item, dict) and "list" in item:
+            shared = {k: v for k, v in item.items() if k != "list"}
+            if set(shared) - GROUP_KEYS or not isinstance(item["list"], list) or not item["list"]:
+                raise where.error(key, f"a group of claims: expected {{{', '.join(sorted(GROUP_KEYS))}, list: [claims]}}")
+            claims += [parse_claim({**shared, **c} if isinstance(c, dict) else c, arms, gates, where,
+                                   key + ("list", i)) for i, c in enumerate(item["list"])]
+        elif key == ("claims",):
+            raise where.error(key, "expected a list of claims, or {family, needs, side, contrast, list: [claims]}")
+        else:
+            claims.append(parse_claim(item, arms, gates, where, key))
     ids = [c.id for c in claims]
     dup = next((i for i in ids if ids.count(i) > 1), None)
     if dup:
-        raise where.error(key, f"claim id {dup!r} appears twice")
+        raise where.error(("claims",), f"claim id {dup!r} appears twice")
     return tuple(claims)
 
 

@@ -53,6 +53,7 @@ class Study:
     save_model: bool = False
     rescore: tuple[str, ...] = ()
     scale: float = 100.0
+    paper: str = ""
     raw: dict = field(default_factory=dict, compare=False)
 
     def plan(self) -> dict[str, Any]:
@@ -64,7 +65,7 @@ class Study:
                 "suite": self.suite, "gates": {k: g.plain() for k, g in self.gates.items()},
                 "claims": {c.id: c.plain() for c in self.claims}, "min_worlds": self.min_worlds,
                 "evaluation_data": self.evaluation_data, "save_model": self.save_model,
-                "rescore": list(self.rescore), "scale": self.scale}
+                "rescore": list(self.rescore), "scale": self.scale, "paper": self.paper}
 
     def run_names(self) -> list[tuple[Any, str, int]]:
         """Every (world, arm, seed) of the design, worlds outermost."""
@@ -163,7 +164,8 @@ def parse_study(data: dict, where: Where) -> Study:
         raise where.error(("scale",), f"{scale!r}: expected a positive number (100: accuracies in points)")
     return Study(name, str(data.get("question") or ""), where.path, override_list(data.get("base") or {}, where,
                  ("base",)), worlds, parse_seeds(data["seeds"], where), arms, _suite(data["suite"], where), gates,
-                 claims, min_worlds, evaluation, save_model, tuple(rescore), float(scale), data)
+                 claims, min_worlds, evaluation, save_model, tuple(rescore), float(scale), str(data.get("paper") or ""),
+                 data)
 
 
 def _mapping(data: dict, key: str, where: Where) -> dict:
