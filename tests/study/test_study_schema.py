@@ -103,3 +103,18 @@ def test_groups_of_claims_share_a_contrast_and_a_gate_reads_a_subset_of_training
     assert [(c.id, c.family, c.contrast, c.needs) for c in s.claims] == [
         ("lo", "E1a", "b − a", ("fit",)), ("sub", "E1a", "b − a", ("fit",)), ("solo", "main", "a − b", ())]
     assert s.gates["fit"].metric == "train/acc@hans" and s.gates["fit"].why == "augmentation not learned"
+
+
+def test_the_studies_in_docs_studies_md_are_valid_and_the_synthetic_one_is_the_shipped_example(tmp_path):
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "studies.md").read_text()
+    blocks = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if b.startswith("name:")]
+    assert len(blocks) == 2
+    studies = []
+    for i, block in enumerate(blocks):
+        (tmp_path / f"s{i}.yaml").write_text(block)
+        studies.append(load_study(str(tmp_path / f"s{i}.yaml")))
+    assert studies[0].plan() == load_study("synthetic_ceiling").plan()
+    assert studies[1].worlds.fixed == ("world_part.count=5", "world_part.seed=0")

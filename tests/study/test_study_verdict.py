@@ -129,3 +129,14 @@ def test_the_verdict_files_hold_claims_only_and_warn_on_environments(hand):
     assert "- failed: fit: 60.0 < 65.0 in world 2" in md and "threads: 4 in 1 runs" in md
     assert (attempt / "claims.png").stat().st_size > 1000
     assert not math.isnan(results[1].p)        # a gated claim keeps its numbers, only its word says not tested
+
+
+def test_a_misspelt_cell_is_named(hand):
+    from nliforge.study.gates import missing_cells
+
+    study, attempt = hand
+    assert missing_cells(study, attempt) == []
+    c1 = study.claims[0].__class__(**{**study.claims[0].__dict__, "cells": ("challange/acc",)})
+    typo = study.__class__(**{**study.__dict__, "claims": (c1,)})
+    (line,) = missing_cells(typo, attempt)
+    assert line.startswith("c1: challange/acc is not in ") and line.endswith("its values are nan")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from nliforge.study import ledger
-from nliforge.study.gates import evaluate_gates, is_done, run_dir
+from nliforge.study.gates import evaluate_gates, is_done, missing_cells, run_dir
 from nliforge.study.schema import Study
 
 
@@ -65,7 +65,7 @@ def verdict(study: Study, root: str | None, wandb: bool = False) -> int:
     lock = ledger.read_lock(attempt)
     gates = evaluate_gates(study, attempt)
     results = judge(study, attempt, gates)
-    warnings = environment_warnings(study, attempt)
+    warnings = missing_cells(study, attempt) + environment_warnings(study, attempt)
     files = write_verdict(study, attempt, lock, gates, results, warnings)
     ledger.append_entry(attempt.parent, "verdict", {"attempt": lock["attempt"], "claims_csv_sha256":
                         ledger.sha256((attempt / "claims.csv").read_text()),

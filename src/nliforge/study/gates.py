@@ -166,3 +166,18 @@ def _over_worlds(gate: Gate, margins: dict, scale: float, n_all: int) -> GateSta
 
 def evaluate_gates(study: Study, attempt: Path) -> dict[str, GateState]:
     return {name: evaluate_gate(study, attempt, g) for name, g in study.gates.items()}
+
+
+def missing_cells(study: Study, attempt: Path) -> list[str]:
+    """A sentence per claim or gate metric that a done run of its arm does not have (a misspelt set or metric)."""
+    wanted = [(c.id, arm, cell) for c in study.claims for arm in (c.a, c.b) for cell in c.cells]
+    wanted += [(f"gate {g.name}", g.arm, g.metric) for g in study.gates.values()]
+    out: dict[tuple, str] = {}
+    for who, arm, cell in wanted:
+        if (who, cell) in out:
+            continue
+        runs = [run_dir(attempt, w, arm, s) for w, a, s in study.run_names() if a == arm]
+        done = next((r for r in runs if is_done(r, study.save_model)), None)
+        if done is not None and math.isnan(cell_value(done, cell, done.parent.name.removeprefix("world-"))):
+            out[(who, cell)] = f"{who}: {cell} is not in {done} (metrics.csv, rescore/ or dynamics/): its values are nan"
+    return list(out.values())
