@@ -58,3 +58,34 @@ def test_nothing_left_launches_nothing(tmp_path):
     said = []
     assert run_study(study, attempt, (), say=said.append, poll_s=0) == 0
     assert said == ["20 runs (5 worlds × 2 arms × 2 seeds): 20 done, 0 to run"]
+
+
+def test_kept_models_are_rescored_once_per_suite(tmp_path, monkeypatch):
+    import subprocess
+
+    from nliforge.study import runner
+
+    study = load_study(str(write_study(tmp_path, save_model=True, rescore=["synthetic_stress"])))
+    attempt = tmp_path / "attempt-1"
+    for w, a, s in study.run_names():
+        run = write_run(run_dir(attempt, w, a, s), {("test", "acc"): 0.5})
+        if (w, a, s) != (4, "b", 2):                              # a run whose model is not saved yet
+            (run / "model").mkdir()
+            (run / "model" / "config.json").write_text("{}")
+    (run_dir(attempt, 0, "a", 1) / "rescore" / "synthetic_stress").mkdir(parents=True)
+    (run_dir(attempt, 0, "a", 1) / "rescore" / "synthetic_stress" / "metrics.csv").write_text("done\n")
+    calls = []
+    monkeypatch.setattr(runner.subprocess, "run", lambda cmd, **kw: calls.append(cmd) or
+                        subprocess.CompletedProcess(cmd, 0, "", ""))
+    runner.rescore(study, attempt, say=lambda line: None)
+    assert len(calls) == 18                       # 20 runs: one already rescored, one without its model
+    first = calls[0]
+    assert first[1:3] == ["-m", "nliforge.evaluate"] and "suite=synthetic_stress" in first
+    assert f"model.backbone.name_or_path={run_dir(attempt, 0, 'a', 2) / 'model'}" in first
+    assert "world.n_train=300" in first and "world.seed=0" in first and "model.max_epochs=1" not in first
+    assert first[-1] == f"hydra.run.dir={run_dir(attempt, 0, 'a', 2) / 'rescore' / 'synthetic_stress'}"
+
+
+def test_rescoring_needs_kept_models(tmp_path):
+    with pytest.raises(NLIDataError, match="rescore: scoring another suite needs the models kept"):
+        load_study(str(write_study(tmp_path, rescore=["synthetic_stress"])))

@@ -140,3 +140,13 @@ def test_a_misspelt_cell_is_named(hand):
     typo = study.__class__(**{**study.__dict__, "claims": (c1,)})
     (line,) = missing_cells(typo, attempt)
     assert line.startswith("c1: challange/acc is not in ") and line.endswith("its values are nan")
+
+
+def test_status_says_what_is_done_what_is_left_and_the_gates(hand):
+    from nliforge.study.commands import status_lines
+
+    study, attempt = hand
+    (run_dir(attempt, 3, "b", 2) / "metrics.csv").unlink()
+    lines = status_lines(study, attempt)
+    assert lines[0].startswith(f"{attempt}: 19 of 20 runs done · gates: FAILED fit: 60.0 < 65.0 in world 2; ")
+    assert lines[1:] == ["  a: 10 done", "  b: 9 done, left: world 3 seed 2"]

@@ -63,6 +63,10 @@ def verdict(study: Study, root: str | None, wandb: bool = False) -> int:
 
     attempt = ledger.current_attempt(study, root)
     lock = ledger.read_lock(attempt)
+    if study.rescore:    # kept models not yet scored on the study's extra suites
+        from nliforge.study.runner import rescore
+
+        rescore(study, attempt)
     gates = evaluate_gates(study, attempt)
     results = judge(study, attempt, gates)
     warnings = missing_cells(study, attempt) + environment_warnings(study, attempt)

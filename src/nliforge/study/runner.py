@@ -124,6 +124,8 @@ def rescore(study: Study, attempt: Path, say: Callable[[str], None] = print) -> 
     world_args = [a for a in study.base if a.lstrip("+").startswith("world")] + list(study.worlds.fixed)
     for w, a, s in study.run_names():
         run = run_dir(attempt, w, a, s)
+        if not is_done(run, save_model=True):
+            continue
         for suite in study.rescore:
             out = run / "rescore" / suite
             if (out / "metrics.csv").is_file():
