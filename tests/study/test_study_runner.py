@@ -89,3 +89,15 @@ def test_kept_models_are_rescored_once_per_suite(tmp_path, monkeypatch):
 def test_rescoring_needs_kept_models(tmp_path):
     with pytest.raises(NLIDataError, match="rescore: scoring another suite needs the models kept"):
         load_study(str(write_study(tmp_path, rescore=["synthetic_stress"])))
+
+
+def test_an_arm_that_does_not_compose_is_refused_before_preregistration(tmp_path):
+    from nliforge.study.runner import check_composes
+
+    check_composes(load_study(str(write_study(tmp_path))))
+    arms = {"a": {"train_sets": ["synthetic_biased"]}, "b": {"train_sets": ["synthetic_biasd"]}}
+    with pytest.raises(NLIDataError, match=r"arm b: data/train_sets: unknown option 'synthetic_biasd'; did you mean"):
+        check_composes(load_study(str(write_study(tmp_path, arms=arms))))
+    typo = {"a": {"train_sets": ["synthetic"], "overrides": {"model.max_epoch": 2}}, "b": {"train_sets": ["synthetic"]}}
+    with pytest.raises(NLIDataError, match=r"arm a: model.max_epoch: no such setting; did you mean 'model.max_epochs'"):
+        check_composes(load_study(str(write_study(tmp_path, arms=typo))))

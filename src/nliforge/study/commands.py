@@ -15,12 +15,18 @@ def _lock_line(attempt, lock: dict) -> str:
 
 
 def preregister(study: Study, root: str | None) -> int:
+    from nliforge.study.runner import check_composes
+
+    check_composes(study)     # an arm that cannot run is refused before its plan is locked
     attempt, lock, new = ledger.preregister(study, root)
     print(f"{'pre-registered' if new else 'already pre-registered, same plan'}: {_lock_line(attempt, lock)}")
     return 0
 
 
 def amend(study: Study, reason: str, root: str | None) -> int:
+    from nliforge.study.runner import check_composes
+
+    check_composes(study)
     attempt, lock = ledger.amend(study, reason, root)
     print(f"attempt {lock['attempt']} opened: {_lock_line(attempt, lock)}; earlier attempts kept, marked superseded")
     return 0

@@ -136,3 +136,29 @@ def rescore(study: Study, attempt: Path, say: Callable[[str], None] = print) -> 
             if done.returncode:
                 raise NLIDataError(f"rescore {suite} on {run}: {(done.stderr.strip().splitlines() or ['failed'])[-1]}")
             say(f"rescored: {suite} on world {w} · {a} · seed {s}")
+
+
+def check_composes(study: Study) -> None:
+    """Each arm's nliforge-train config composes (group options exist, keys are known), checked before a plan
+    is locked; a failure names the arm and Hydra's reason."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    from nliforge.utils.cli import CONF_DIR, check_group_choices, hydra_error_line, with_user_config_path
+    from nliforge.utils.home import user_conf_dir
+
+    for arm, overrides in study.arms.items():
+        args = [*study.base, *study.worlds.fixed, *overrides, f"{study.worlds.key}={study.worlds.values[0]}",
+                f"seed={study.seeds[0]}", f"suite={study.suite}"]
+        args = with_user_config_path(args, extra=[user_conf_dir(create=True)])
+        GlobalHydra.instance().clear()
+        try:
+            check_group_choices(args, CONF_DIR)
+            with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+                compose("train", overrides=args)
+        except NLIDataError as err:
+            raise NLIDataError(f"{study.source}: arm {arm}: {err}") from None
+        except Exception as err:  # noqa: BLE001 - Hydra's composition errors have several types
+            raise NLIDataError(f"{study.source}: arm {arm}: {hydra_error_line(err)}") from None
+        finally:
+            GlobalHydra.instance().clear()
