@@ -190,3 +190,12 @@ def test_nliforge_train_runs_world_2_and_records_it(tmp_path):
     manifest = json.loads((out / "train_set.manifest.json").read_text())
     assert manifest["sizes_in"] == {"snli_cad_part_train": 289}          # round(0.7 * 413)
     assert "snli_cad_part_test" in (out / "metrics.csv").read_text()
+
+
+def test_the_e1_study_draft_names_registered_sets_and_its_suite(tmp_path):
+    study = OmegaConf.load(ROOT / "conf/study/hans_augmentation_6ep.yaml")
+    for arm, node in study.arms.items():
+        cfg = compose_config("train", [f"data/train_sets=[{','.join(node.train_sets)}]", f"suite={study.base.suite}",
+                                       "world_part.index=1"], tmp_path, tmp_path)
+        assert list(cfg.data.train_sets) == list(node.train_sets), arm
+        assert sorted(cfg.suite.sets) == ["hans_part", "mnli_part_test"]
