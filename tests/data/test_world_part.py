@@ -162,6 +162,18 @@ def test_the_part_sets_are_the_experiments_worlds_record_for_record(experiment_w
 
 
 @pytest.mark.slow
+def test_a_derived_set_on_a_part_set_derives_from_that_world(experiment_worlds):
+    """A derived set names a part set as its base and passes its own `part` on: the stress test of world 3's
+    MNLI test pairs is the derivation of exactly those pairs (what worlds.py's E4 registers per world)."""
+    from nliforge.data.derivations import derive
+
+    spec = {"name": "mnli_part_test_negation", "loader": "derived", "base": "mnli_part_test",
+            "derivation": "stress_negation", "part": {"index": 3, "count": 5, "seed": 0}}
+    expected = derive(experiment_worlds["mnli"][2][1], "stress_negation", 0, "t", "mnli_part_test_negation")
+    assert load_set(spec, "suite.sets.neg", None, "data_cache") == expected and len(expected) == 589
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("k", WORLDS)
 def test_the_e1_arms_train_on_the_experiments_sets_in_its_order(experiment_worlds, k, tmp_path):
     ex, w = experiment_worlds, experiment_worlds["module"]
