@@ -86,5 +86,5 @@ def test_offline_uncached_hub_set_fails_at_once(monkeypatch, source, path, split
 
 
 def test_unknown_loader_names_valid_choices():
-    with pytest.raises(NLIDataError, match=r"data.train_sets.x.loader='csv'; valid loaders: jsonl, hub, file, derived, world"):
+    with pytest.raises(NLIDataError, match=r"data.train_sets.x.loader='csv'; valid loaders: jsonl, hub, file, derived, world_part, world"):
         load_set({"name": "x", "loader": "csv"}, "data.train_sets.x")

@@ -2,7 +2,8 @@
 
 Loaders: `jsonl` (our data model on disk), `hub` (a Hugging Face dataset, or a local folder
 `datasets` can read), `file` (an authors' release file with its own schema, see data/files.py),
-`derived` (a deterministic transformation of another set, see data/derivations.py), and the loaders other
+`derived` (a deterministic transformation of another set, see data/derivations.py), `world_part` (part k of
+n disjoint seeded parts of another set: a world on real text, see data/world_part.py), and the loaders other
 modules declare under the entry-point group `nliforge.set_loaders`: `world` (a split of the synthetic NLI
 world, built on demand by nliforge.world, which itself reads and writes records with this package).
 """
@@ -24,7 +25,7 @@ from nliforge.data.labels import LABELS, NON_CONTRADICTION, NON_ENTAILMENT
 from nliforge.data.records import Record
 
 log = logging.getLogger(__name__)
-BUILTIN_LOADERS = ("jsonl", "hub", "file", "derived")
+BUILTIN_LOADERS = ("jsonl", "hub", "file", "derived", "world_part")
 LOADER_GROUP = "nliforge.set_loaders"
 
 
@@ -81,6 +82,10 @@ def load_set(spec: Mapping[str, Any], where: str, world: Mapping[str, Any] | Non
         records = load_file_records(spec, where)
     elif loader == "derived":
         records = _load_derived(spec, where, world, cache_dir)
+    elif loader == "world_part":
+        from nliforge.data.world_part import LOADER as WORLD_PART
+
+        records = WORLD_PART.load(spec, where, world, cache_dir)
     else:
         records = plugin_loaders()[loader].load(spec, where, world, cache_dir)
     if spec.get("binarize_gold") and len(allowed) == 2:
@@ -179,6 +184,15 @@ def paths_node(cache_dir: str | Path) -> dict[str, str]:
     return {"cache_dir": str(cache_dir), "root_dir": ".", "data_dir": str(data_dir(cache_dir))}
 
 
+def standalone_root(cache_dir: str | Path, world_part: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What a set YAML may interpolate outside a composed config: `paths`, and the `world_part` node a
+    world-part set reads (`${oc.select:world_part,null}`) when a caller has one (a world-part set's base)."""
+    root: dict[str, Any] = {"paths": paths_node(cache_dir)}
+    if world_part is not None:
+        root["world_part"] = dict(world_part)
+    return root
+
+
 def config_folders() -> list[Path]:
     """The package's conf/ and the user config folders: NLIFORGE_CONFIG_PATH's, the user data home's conf/
     (registered sets) and the running job's hydra.searchpath."""
@@ -206,8 +220,10 @@ def find_set_yaml(name: str, kind: str = "eval_sets") -> Path | None:
     return None
 
 
-def eval_set_spec(name: str, where: str, cache_dir: str | Path = "data_cache") -> dict[str, Any]:
-    """The node of `data/eval_sets/<name>.yaml` (conf/ or a user config folder), `${paths.*}` resolved."""
+def eval_set_spec(name: str, where: str, cache_dir: str | Path = "data_cache",
+                  world_part: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The node of `data/eval_sets/<name>.yaml` (conf/ or a user config folder), `${paths.*}` resolved
+    (and `world_part`, given one)."""
     from omegaconf import OmegaConf
 
     path = find_set_yaml(name)
@@ -216,19 +232,37 @@ def eval_set_spec(name: str, where: str, cache_dir: str | Path = "data_cache") -
         known = sorted({p.stem for f in folders for p in (f / "data" / "eval_sets").glob("*.yaml")})
         raise NLIDataError(f"{where}={name!r}: neither an eval set in {', '.join(str(f / 'data' / 'eval_sets') for f in folders)} "
                            f"nor a world split; eval sets: {', '.join(known)}; world splits: {', '.join(world_splits())}")
-    node = OmegaConf.create({"paths": paths_node(cache_dir), "set": OmegaConf.load(path)})
+    node = OmegaConf.create({**standalone_root(cache_dir, world_part), "set": OmegaConf.load(path)})
     return OmegaConf.to_container(node, resolve=True)["set"]
 
 
-def _set_node(base: Any, name: str, where: str, cache_dir) -> dict[str, Any]:
-    """A set named by `base` (an eval-set name, a world split) or given inline (a node)."""
+def named_set_spec(name: str, where: str, cache_dir: str | Path = "data_cache",
+                   world_part: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A registered set by name: `data/train_sets/<name>.yaml` (its node under the set's key) if there is
+    one, else the eval set of that name; interpolations resolved as in eval_set_spec."""
+    from omegaconf import OmegaConf
+
+    path = find_set_yaml(name, "train_sets")
+    if path is None:
+        return eval_set_spec(name, where, cache_dir, world_part)
+    node = OmegaConf.create({**standalone_root(cache_dir, world_part), "set": OmegaConf.load(path)})
+    sets = OmegaConf.to_container(node, resolve=True)["set"]
+    if name not in sets:
+        raise NLIDataError(f"{where}={name!r}: {path} holds no node {name!r} (a train-set file wraps its set "
+                           f"under the set's name); its keys: {', '.join(map(str, sets))}")
+    return sets[name]
+
+
+def _set_node(base: Any, name: str, where: str, cache_dir, world_part=None) -> dict[str, Any]:
+    """A set named by `base` (an eval-set name, a world split) or given inline (a node); `world_part`: the
+    deriving set's `part`, for a base that is a world part."""
     if isinstance(base, Mapping):
         node = dict(base)
         node.setdefault("name", name)
         return node
     if find_set_yaml(str(base)) is None and base in world_splits():
         return {"name": f"world_{base}", "loader": "world", "split": base, "num_classes": 3}
-    return eval_set_spec(str(base), where, cache_dir)
+    return eval_set_spec(str(base), where, cache_dir, world_part)
 
 
 def _load_derived(spec, where, world, cache_dir) -> list[Record]:
@@ -243,7 +277,7 @@ def _load_derived(spec, where, world, cache_dir) -> list[Record]:
     if not base:
         raise NLIDataError(f"{where}.base: a derived set needs `base`: an eval-set name, a world split, "
                            f"or a set node")
-    base_spec = _set_node(base, f"{spec['name']}_base", f"{where}.base", cache_dir)
+    base_spec = _set_node(base, f"{spec['name']}_base", f"{where}.base", cache_dir, spec.get("part"))
     if base_spec.get("name") == spec["name"]:
         raise NLIDataError(f"{where}.base={base!r}: a derived set cannot be its own base")
     base_records = load_set(base_spec, f"{where}.base", world, cache_dir)
