@@ -25,7 +25,8 @@ COMMANDS = {
     "verdict": "gates, t intervals over worlds, one-sided p, Holm per family, verdict words; claims.csv/.md/.png",
     "amend": "open a new attempt with the study file's current plan (reason=\"...\"); earlier ones are kept",
 }
-OPTIONS = {"preregister": {"root"}, "run": {"root"}, "status": {"root"}, "verdict": {"root", "wandb"},
+OPTIONS = {"preregister": {"root"}, "run": {"root", "attempt", "jobs"}, "status": {"root", "attempt"},
+           "verdict": {"root", "wandb", "attempt"},
            "amend": {"root", "reason"}}
 
 
@@ -74,18 +75,35 @@ def dispatch(command: str, name: str, args: list[str]) -> int:
     options, rest = split_args(command, args)
     study = load_study(name)
     root = options.get("root")
+    number = attempt_number(options.get("attempt"))
     if command == "preregister":
         return commands.preregister(study, root)
     if command == "amend":
         return commands.amend(study, options.get("reason", ""), root)
     if command == "run":
-        return commands.run(study, root, rest)
+        return commands.run(study, root, rest, number, parse_jobs(options.get("jobs", "1")))
     if command == "status":
-        return commands.status(study, root)
+        return commands.status(study, root, number)
     wandb = options.get("wandb", "false").lower()
     if wandb not in ("true", "false"):
         raise NLIDataError(f"verdict: wandb={wandb!r}; expected true or false")
-    return commands.verdict(study, root, wandb == "true")
+    return commands.verdict(study, root, wandb == "true", number)
+
+
+def parse_jobs(value: str) -> int:
+    """`jobs=N`: how many groups (an arm and seed over the worlds) train at once with the local launcher."""
+    if not value.isdigit() or int(value) < 1:
+        raise NLIDataError(f"jobs={value!r}: expected a number of groups to train at once (1, 2, ...)")
+    return int(value)
+
+
+def attempt_number(value: str | None) -> int | None:
+    """`attempt=N`: an earlier attempt (the study file must then hold that attempt's plan); default the latest."""
+    if value is None:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise NLIDataError(f"attempt={value!r}: expected an attempt number (1, 2, ...)")
+    return int(value)
 
 
 if __name__ == "__main__":

@@ -32,12 +32,12 @@ def amend(study: Study, reason: str, root: str | None) -> int:
     return 0
 
 
-def run(study: Study, root: str | None, extra: Sequence[str]) -> int:
+def run(study: Study, root: str | None, extra: Sequence[str], number: int | None = None, jobs: int = 1) -> int:
     from nliforge.study.runner import check_run_args, run_study
 
     check_run_args(extra)
-    attempt = ledger.current_attempt(study, root)
-    left = run_study(study, attempt, extra)
+    attempt = ledger.current_attempt(study, root, number)
+    left = run_study(study, attempt, extra, jobs=jobs)
     print(f"{len(study.run_names()) - left} of {len(study.run_names())} runs done"
           + (f"; {left} left (see {attempt}/logs/; run again to resume)" if left else ""))
     return 1 if left else 0
@@ -57,17 +57,17 @@ def status_lines(study: Study, attempt) -> list[str]:
     return lines
 
 
-def status(study: Study, root: str | None) -> int:
-    attempt = ledger.current_attempt(study, root)
+def status(study: Study, root: str | None, number: int | None = None) -> int:
+    attempt = ledger.current_attempt(study, root, number)
     print("\n".join(status_lines(study, attempt)))
     return 0
 
 
-def verdict(study: Study, root: str | None, wandb: bool = False) -> int:
+def verdict(study: Study, root: str | None, wandb: bool = False, number: int | None = None) -> int:
     from nliforge.study.claims import judge
     from nliforge.study.report import environment_warnings, log_wandb, table_lines, write_verdict
 
-    attempt = ledger.current_attempt(study, root)
+    attempt = ledger.current_attempt(study, root, number)
     lock = ledger.read_lock(attempt)
     if study.rescore:    # kept models not yet scored on the study's extra suites
         from nliforge.study.runner import rescore

@@ -141,14 +141,18 @@ def check_unchanged(study: Study, attempt: Path) -> None:
                            f"`nliforge-study amend {study.name} reason=\"...\"`")
 
 
-def current_attempt(study: Study, root: str | None = None) -> Path:
-    """The latest attempt, when the study file still holds its plan and the ledger agrees with its lock."""
+def current_attempt(study: Study, root: str | None = None, number: int | None = None) -> Path:
+    """The latest attempt (or attempt `number`: an earlier one's runs can still be finished or judged), when the
+    study file holds its plan and the ledger agrees with its lock."""
     folder = study_folder(study, root)
     numbers = attempt_numbers(folder)
     if not numbers:
         raise NLIDataError(f"study {study.name}: not pre-registered under {folder}; run "
                            f"`nliforge-study preregister {study.name}` first")
-    attempt = folder / f"attempt-{numbers[-1]}"
+    if number is not None and number not in numbers:
+        raise NLIDataError(f"study {study.name}: attempt={number}: no such attempt under {folder} "
+                           f"(attempts: {', '.join(map(str, numbers))})")
+    attempt = folder / f"attempt-{number or numbers[-1]}"
     check_ledger(folder, attempt)
     check_unchanged(study, attempt)
     return attempt

@@ -71,20 +71,21 @@ def cluster_launcher(extra: Sequence[str]) -> bool:
 
 
 def run_study(study: Study, attempt: Path, extra: Sequence[str] = (), say: Callable[[str], None] = print,
-              poll_s: float = 2.0) -> int:
-    """Train every unfinished run; returns the number of runs that failed (0: all done)."""
+              poll_s: float = 2.0, jobs: int = 1) -> int:
+    """Train every unfinished run; returns the number of runs that failed (0: all done). Locally `jobs` groups
+    (an arm and seed over the worlds) run at once; a cluster launcher gets every group at once."""
     extra = check_run_args(extra)
     total, todo = len(study.run_names()), pending(study, attempt)
     say(f"{total} runs ({len(study.worlds.values)} worlds × {len(study.arms)} arms × {len(study.seeds)} seeds): "
         f"{total - len(todo)} done, {len(todo)} to run")
     logs = attempt / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    jobs = [(arm, seed, worlds) for (arm, seed), worlds in groups(todo).items()]
-    at_once = cluster_launcher(extra)
+    batches = [(arm, seed, worlds) for (arm, seed), worlds in groups(todo).items()]
+    at_once = float("inf") if cluster_launcher(extra) else max(1, jobs)
     running: list[tuple[subprocess.Popen, Path]] = []
-    waiting, reported, failed_groups = list(jobs), set(), []
+    waiting, reported, failed_groups = list(batches), set(), []
     while waiting or running:
-        while waiting and (at_once or not running):
+        while waiting and len(running) < at_once:
             arm, seed, worlds = waiting.pop(0)
             log = logs / f"{arm}-seed{seed}.log"
             with log.open("a") as fh:
