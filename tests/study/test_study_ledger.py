@@ -91,3 +91,28 @@ def test_a_key_added_later_with_an_empty_value_changes_no_plan():
     assert ledger.plan_diff({"gates": {"fit": {"arm": "b"}}}, {"gates": {"fit": {"arm": "b", "why": ""}}}) == []
     assert ledger.plan_diff({"gates": {"fit": {"arm": "b"}}}, {"gates": {"fit": {"arm": "b", "why": "x"}}}) == \
         ["gates.fit.why"]
+
+
+def test_an_earlier_attempt_is_chosen_by_number_when_the_file_holds_its_plan(tmp_path):
+    root = str(tmp_path / "root")
+    first_file = tmp_path / "first"
+    first_file.mkdir()
+    first_study = load_study(str(write_study(first_file)))
+    first, _, _ = ledger.preregister(first_study, root)
+    second, _ = ledger.amend(load_study(str(write_study(tmp_path, seeds=[1, 2, 3]))), "a third seed", root)
+    assert ledger.current_attempt(first_study, root, 1) == first        # attempt 1's plan: its runs can finish
+    with pytest.raises(NLIDataError, match=r"at seeds"):
+        ledger.current_attempt(first_study, root)                        # the latest is attempt 2: another plan
+    with pytest.raises(NLIDataError, match=r"attempt=3: no such attempt .*attempts: 1, 2"):
+        ledger.current_attempt(first_study, root, 3)
+
+
+def test_attempt_and_jobs_options_take_positive_numbers_only():
+    from nliforge.study.cli import attempt_number, parse_jobs
+
+    assert attempt_number(None) is None and attempt_number("2") == 2 and parse_jobs("3") == 3
+    for bad in ("0", "-1", "x"):
+        with pytest.raises(NLIDataError, match="attempt="):
+            attempt_number(bad)
+        with pytest.raises(NLIDataError, match="jobs="):
+            parse_jobs(bad)
