@@ -24,7 +24,8 @@ def no_generator_chosen(key: str = "generator") -> str:
     """The message for a generator node `key` still holding the `stand_in` placeholder."""
     return (f"no generator chosen ({key}=stand_in) and this run has no stand-in (only the demos have one): "
             "choose one, e.g. generator=smollm2 (SmolLM2 in process, offline), generator=vllm (a server from "
-            "`nliforge-vllm start`) or generator=openai_completions")
+            "`nliforge-vllm start`) or generator=openai_completions; or the offline stand-in with a responder, "
+            "generator.responder=<name> (its local server started inside the run)")
 
 
 def build_backend(cfg: Mapping[str, Any]):
