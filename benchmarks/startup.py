@@ -63,7 +63,9 @@ def plugin_site(folder: Path) -> Path:
 def cpu_seconds(name: str, target: str, path: list[str], home: Path) -> float:
     """user + system CPU seconds of one `<name> --help` in a fresh interpreter."""
     module, attr = target.split(":")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), "NLIFORGE_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+    given = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]   # kept after the tree
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*path, *given]), "NLIFORGE_HOME": str(home),
+           "HF_HUB_OFFLINE": "1"}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run([sys.executable, "-c", CODE.format(name=name, module=module, attr=attr)],
                           capture_output=True, text=True, env=env, cwd=home, timeout=300)
