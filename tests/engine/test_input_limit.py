@@ -4,7 +4,6 @@ for every pipeline that takes `input=`; a bad value or a limit without an input 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import yaml
