@@ -10,8 +10,9 @@ depend on the machine's cores (a different thread count can move a number), and 
 CPU kernel paths of torch, oneDNN and MKL pinned (nliforge.utils.environment.KERNEL_PIN), so the numbers do
 not depend on the machine's instruction sets (docs/reproducibility.md); the real-text demo (a fine-tuned
 pretrained model, whose table did not move with the kernel path) runs unpinned (UNPINNED).
-Blocks are `<!-- numbers:NAME -->` in README.md (nliforge.utils.readme_blocks); wall times go to
-`measured.*` blocks, which are written and never checked."""
+Blocks are `<!-- numbers:NAME -->` in README.md (the training demos) and docs/demos.md (the generation
+demos' stage counts), each name on one page (nliforge.utils.readme_blocks); wall times go to `measured.*`
+blocks, which are written and never checked."""
 
 from __future__ import annotations
 
@@ -28,10 +29,11 @@ from pathlib import Path
 from nliforge.evaluation.run_table import results_from_csv, run_table
 from nliforge.engine.execute import format_drops
 from nliforge.utils.atomic import atomic_write_text
-from nliforge.utils.readme_blocks import check_blocks, replace_blocks
+from nliforge.utils.readme_blocks import check_blocks, read_blocks, replace_blocks
 from nliforge.utils.environment import kernel_pin
 
 ROOT = Path(__file__).resolve().parents[1]
+PAGES = (ROOT / "README.md", ROOT / "docs" / "demos.md")   # the pages that hold the generated blocks
 GENERATE = [sys.executable, "-m", "nliforge.generate", "experiment=demo"]
 DEMOS = {   # name -> the command (the README says the same command)
     "train_demo": [sys.executable, "-m", "nliforge.train", "experiment=demo"],
@@ -152,6 +154,22 @@ def times_block(seconds: dict[str, float], jobs: int = 1) -> str:
                       "| demo | wall |", "|---|---|", *rows])
 
 
+def placed(blocks: dict[str, str], pages: list[Path]) -> tuple[dict[Path, dict[str, str]], list[str]]:
+    """Each block under the page that holds a block of its name, and the names no page holds. A name on
+    two pages is an error (which one would be true?)."""
+    where: dict[str, Path] = {}
+    for page in pages:
+        for name in read_blocks(page.read_text()):
+            if name in where:
+                sys.exit(f"error: block numbers:{name} is in {where[name]} and in {page}; keep it on one page")
+            where[name] = page
+    by_page: dict[Path, dict[str, str]] = {page: {} for page in pages}
+    for name, body in blocks.items():
+        if name in where:
+            by_page[where[name]][name] = body
+    return by_page, sorted(set(blocks) - set(where))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     mode = ap.add_mutually_exclusive_group(required=True)
@@ -160,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--demos", default=",".join(DEMOS), help="comma-separated subset of " + ", ".join(DEMOS))
     ap.add_argument("--runs", type=Path, default=None, help="folder of earlier runs (<runs>/<demo>) to reuse")
     ap.add_argument("--out", type=Path, default=Path("outputs/readme_numbers"), help="where fresh runs go")
-    ap.add_argument("--readme", type=Path, default=ROOT / "README.md")
+    ap.add_argument("--pages", type=Path, nargs="+", default=list(PAGES), help="the pages holding the blocks")
     ap.add_argument("--jobs", type=int, default=1, help="demos run at a time (each pins one thread; 2 on 2 cores)")
     args = ap.parse_args(argv)
     names = [n.strip() for n in args.demos.split(",") if n.strip()]
@@ -176,14 +194,21 @@ def main(argv: list[str] | None = None) -> int:
         blocks.update(render(name, (args.runs or args.out) / name))
     if seconds and set(names) == set(DEMOS):
         blocks["measured.demo_times"] = times_block(seconds, args.jobs)
-    text = args.readme.read_text()
+    by_page, homeless = placed(blocks, args.pages)
     if args.write:
-        atomic_write_text(args.readme, [replace_blocks(text, blocks)])
-        print(f"wrote {len(blocks)} blocks into {args.readme}")
+        if homeless:
+            sys.exit(f"error: no page has a block for {homeless}; add `<!-- numbers:NAME -->` / "
+                     f"`<!-- /numbers:NAME -->` to one of {[str(p) for p in args.pages]}")
+        for page, bodies in by_page.items():
+            if bodies:
+                atomic_write_text(page, [replace_blocks(page.read_text(), bodies)])
+                print(f"wrote {len(bodies)} blocks into {page}")
         return 0
-    problems = check_blocks(text, blocks)
-    for name, lines in problems.items():
-        print(f"{args.readme}: block {name} differs from a fresh run:\n  " + "\n  ".join(lines))
+    problems = {f"{page}: block {name}": lines for page, bodies in by_page.items()
+                for name, lines in check_blocks(page.read_text(), bodies).items()}
+    problems.update({f"block {name}": ["no page has such a block"] for name in homeless})
+    for where, lines in problems.items():
+        print(f"{where} differs from a fresh run:\n  " + "\n  ".join(lines))
     print("README numbers agree with the runs" if not problems else f"{len(problems)} blocks differ")
     return 1 if problems else 0
 

@@ -10,10 +10,11 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from nliforge.errors import NLIDataError
+from nliforge.generation.stand_in.served import stand_in_servers
 from nliforge.generation.types import GenerationError
 from nliforge.engine.execute import check_run, dry_run, run_stages, summary_table
 from nliforge.engine.input_set import check_input
-from nliforge.engine.registry import pipeline_conf_dirs
+from nliforge.engine.registry import help_line, pipeline_conf_dirs
 from nliforge.engine.run_folder import RunFolder
 from nliforge.engine.stand_in import resolve_generator
 from nliforge.tracking.generation import log_generation
@@ -53,7 +54,8 @@ def generate(cfg: DictConfig) -> dict:
     folder.update_manifest(pipeline=str(cfg.pipeline.name), stage_order=list(cfg.pipeline.stages))
     if dry:
         return dry_run(cfg, folder, stages)
-    manifest = run_stages(cfg, folder)
+    with stand_in_servers():                              # a stand-in generator's local server, for this run
+        manifest = run_stages(cfg, folder)
     data_stages = [st.name for st in stages if not st.side] or [stages[-1].name]
     last = data_stages[-1]                               # side stages (explain) report, they make no dataset
     rows, final = folder.read_rows(last), None
@@ -103,6 +105,9 @@ def _record_line(row: dict) -> str:
 def _hydra_main(cfg: DictConfig) -> None:
     with one_line_errors(GenerationError, NLIDataError):
         generate(cfg)
+
+
+OmegaConf.register_new_resolver("nliforge_pipelines", help_line, replace=True)   # conf/hydra/help/nliforge_generate.yaml
 
 
 def main() -> None:

@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import hydra
-import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from nliforge.data.combine import ASCII_SYMBOL, SYMBOL
-from nliforge.evaluation import report_files
-from nliforge.evaluation.differences import difference_table
 from nliforge.evaluation.environments import environment_differences
 from nliforge.evaluation.in_domain import infer_in_domain
-from nliforge.evaluation.table import collect_metrics, find_run_dirs, summary_table
-from nliforge.evaluation.worlds import WORLD_KEY, per_world, world_markdown, world_of, world_tests
 from nliforge.utils.atomic import atomic_write_text
 from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
+
+if TYPE_CHECKING:   # pandas, numpy, scipy and the tables load when a report is made, not for --help
+    import pandas as pd
 
 log = logging.getLogger("nliforge.report")
 KEY = ["train_id", "seed", "eval_set", "metric"]
@@ -31,6 +30,11 @@ def load_sweep(sweep: str | Path, world_key: str | None = None) -> pd.DataFrame:
     model from the table (e.g. two models' evaluations that both wrote seed 0), and keeping both would
     count one seed twice and shrink the interval. A key repeated inside one metrics.csv keeps the last
     row and says so."""
+    import pandas as pd
+
+    from nliforge.evaluation.table import collect_metrics, find_run_dirs
+    from nliforge.evaluation.worlds import world_of
+
     dirs = find_run_dirs(sweep)
     metrics = pd.concat([collect_metrics([d]).assign(_source=str(d), **({"world_seed": world_of(d, world_key)}
                                                                         if world_key else {})) for d in dirs],
@@ -91,6 +95,8 @@ def pick_in_domain(cfg: DictConfig, sweep: Path, train_ids) -> tuple[dict, str]:
     given; else inferred from the runs' config.yaml (evaluation.in_domain: eval sets from the same data
     as a training set, or listed in `suite.in_domain`); else none, said so, since every cell then
     competes for best, an in-domain test included."""
+    from nliforge.evaluation.table import find_run_dirs
+
     if cfg.get("in_domain"):
         given = resolve_in_domain(OmegaConf.to_container(cfg.in_domain, resolve=True), train_ids)
         return given, "In-domain cells as given (in_domain=)."
@@ -108,6 +114,11 @@ def report(cfg: DictConfig) -> dict:
     """Summarize the sweep and write report.md, report.csv, report.png (and a W&B table if asked);
     with `baseline` also the differences to it (a second table in report.md, report_diff.csv).
     Returns the output paths and the tidy tables ("summary", "diff")."""
+    from nliforge.evaluation import report_files
+    from nliforge.evaluation.differences import difference_table
+    from nliforge.evaluation.table import find_run_dirs, summary_table
+    from nliforge.evaluation.worlds import WORLD_KEY, per_world, world_markdown, world_tests
+
     sweep = Path(str(cfg.sweep))
     out = Path(str(cfg.out)) if cfg.get("out") else sweep / "report"
     bounds = list(cfg.bounds) if cfg.get("bounds") is not None else None

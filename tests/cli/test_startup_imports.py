@@ -86,3 +86,19 @@ def test_a_refused_setting_loads_neither_torch_nor_lightning_once_the_types_are_
     assert json.loads(done.stdout.strip().splitlines()[-1]) == [], done.stderr[-2000:]
     assert done.stderr.count("error:") == 1 and line in done.stderr, done.stderr[-2000:]
     assert not (tmp_path / "run").exists()
+
+
+def test_nliforge_report_help_loads_neither_pandas_nor_scipy(tmp_path):
+    """The tables (pandas, scipy, numpy) load when a report is made, not before the arguments are read."""
+    code = SCRIPT.format(module="report", argv=["nliforge-report", "--help"], tops=["pandas", "scipy", "numpy"],
+                         heavy=["nliforge.evaluation.table", "nliforge.evaluation.report_files"])
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [], done.stderr[-2000:]
+    assert "nliforge-report" in done.stdout
+
+
+def test_hydra_help_still_lists_hydras_groups(tmp_path):
+    """`--help` skips the group lists its template does not show (run_cli); `--hydra-help`'s template shows them."""
+    code = SCRIPT.format(module="train", argv=["nliforge-train", "--hydra-help"], tops=["torch"], heavy=[])
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert "hydra/launcher: basic, slurm" in done.stdout and "--multirun,-m" in done.stdout, done.stdout[-2000:]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import threading
 import tomllib
 from pathlib import Path
 
@@ -18,8 +19,6 @@ from nliforge.engine.shared_stages import generate_stage_for
 from nliforge.engine.stages import check_fields, stage
 from nliforge.errors import NLIDataError
 from nliforge.generate import generate
-from nliforge.generation.stand_in.responders import responders
-from nliforge.generation.stand_in.server import LocalOpenAIServer
 from nliforge.utils.cli import with_user_config_path
 from test_pipeline_registry import guide_blocks, write_dist_info
 
@@ -102,11 +101,33 @@ def test_a_dry_run_prints_five_rendered_prompts_and_sends_nothing(template_site,
 
 
 def test_the_demo_is_answered_by_the_pipelines_stand_in_responder(template_site, tmp_path):
-    with LocalOpenAIServer(responder=responders()["my_pipeline"], latency_s=0.0) as server:
-        manifest = generate(config(tmp_path, ["experiment=demo", f"stand_in.generator.base_url={server.base_url}"]))
+    """One command: the demo's stand-in node (kind stand_in, a responder) starts the local server in this
+    process on a free port for the run, and stops it after."""
+    before = {t.name for t in threading.enumerate()}
+    manifest = generate(config(tmp_path, ["experiment=demo"]))
     assert manifest["stages"]["my_prompts"]["drops"] == {"unlabeled": 1}
+    assert manifest["generator"]["backend"] == "openai_completions" and manifest["generator"]["model"] == "stand-in"
     rows = [json.loads(line) for line in (tmp_path / "run" / "dataset.jsonl").read_text().splitlines()]
     assert len(rows) == 12   # 6 labeled pairs x n=2 samples
     assert rows[0] == {"uid": "my-p1:0", "premise": "Person 1 walks the dog.",
                        "hypothesis": "It is not true that person 1 walks the dog.", "label": "contradiction",
                        "source": "my_pipeline_generated", "meta": {"prompt_uid": "my-p1", "sample": 0}}
+    assert {t.name for t in threading.enumerate() if t.is_alive()} <= before   # the server thread is gone
+
+
+def test_the_demo_caps_its_input_per_label(template_site, tmp_path):
+    manifest = generate(config(tmp_path, ["experiment=demo", "input_limit={per_label: 2}"]))
+    assert manifest["stages"]["input"]["drops"] == {"over_input_limit": 4}      # 6 entailment + 1 unlabeled
+    assert manifest["stages"]["my_prompts"]["drops"] == {"unlabeled": 1}
+    assert len((tmp_path / "run" / "dataset.jsonl").read_text().splitlines()) == 4   # 2 pairs x n=2
+
+
+def test_an_unknown_responder_is_refused_before_the_run_folder_exists(template_site, tmp_path):
+    with pytest.raises(NLIDataError, match=r"^generator.responder='nope': no such stand-in responder; known: .*my_pipeline"):
+        generate(config(tmp_path, ["generator.responder=nope"]))
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_responder_on_the_command_line_needs_no_demo_file(template_site, tmp_path):
+    manifest = generate(config(tmp_path, ["generator.responder=my_pipeline", "input_limit=3"]))
+    assert manifest["final"]["count"] == 6   # 3 pairs x n=2

@@ -105,6 +105,37 @@ def test_the_toy_pipeline_from_outside_the_package_is_registered(toy_site):
     assert spec.config_file == toy_site / "toy_nli" / "conf" / "pipeline" / "toy.yaml"
 
 
+def test_the_config_folder_and_the_help_line_come_without_importing_the_package(toy_site):
+    sys.modules.pop("toy_nli", None)
+    assert registry.pipeline_conf_dirs() == [toy_site / "toy_nli" / "conf"]
+    assert registry.help_line() == ("built in: wanli, disco, zaug, zfilter, longtext; "
+                                    "installed: toy (toy-nli 0.1.0)")
+    assert "toy_nli" not in sys.modules
+
+
+def test_a_config_folder_elsewhere_is_read_from_the_spec(toy_site, tmp_path):
+    """YAML kept outside the module's conf/: the package is imported to read its PipelineSpec.conf_dir."""
+    moved = tmp_path / "elsewhere"
+    (toy_site / "toy_nli" / "conf").rename(moved)
+    init = toy_site / "toy_nli" / "__init__.py"
+    init.write_text(init.read_text().replace('conf_dir=str(Path(__file__).parent / "conf")', f'conf_dir={str(moved)!r}'))
+    sys.modules.pop("toy_nli", None)
+    assert registry.pipeline_conf_dirs() == [moved] and "toy_nli" in sys.modules
+
+
+def test_module_folder_finds_packages_and_modules_without_running_them(tmp_path, monkeypatch):
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("raise RuntimeError('pkg ran')\n")
+    (tmp_path / "pkg" / "sub" / "__init__.py").write_text("raise RuntimeError('sub ran')\n")
+    (tmp_path / "pkg" / "single.py").write_text("raise RuntimeError('single ran')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert registry.module_folder("pkg") == tmp_path / "pkg"
+    assert registry.module_folder("pkg.sub") == tmp_path / "pkg" / "sub"
+    assert registry.module_folder("pkg.single") == tmp_path / "pkg"
+    assert registry.module_folder("pkg.missing") is None and registry.module_folder("no_such_top") is None
+    assert not {"pkg", "pkg.sub", "pkg.single"} & set(sys.modules)
+
+
 def test_the_toy_pipeline_runs_and_writes_the_negated_pairs(toy_site, tmp_path):
     manifest = generate(toy_config(tmp_path))
     assert manifest["pipeline"] == "toy"

@@ -60,9 +60,12 @@ def test_the_run_config_is_resolved_once_into_a_new_read_only_config(tmp_path):
 
 def test_a_chosen_generator_writes_and_judges_the_long_texts(tmp_path):
     demo = resolved(tmp_path, "pipeline=longtext", "experiment=demo")
-    assert [g.name for g in demo.pipeline.generators] == ["standin_a", "standin_b"] and demo.pipeline.local_server
+    assert [g.name for g in demo.pipeline.generators] == ["standin_a", "standin_b"]
+    assert [g.responder for g in demo.pipeline.generators] == ["longtext", "longtext"]
+    assert (demo.pipeline.rubric.judge.kind, demo.pipeline.rubric.judge.responder) == ("stand_in", "rubric")
     real = resolved(tmp_path, "pipeline=longtext", "experiment=demo", "generator=smollm2")
-    assert [g.name for g in real.pipeline.generators] == ["smollm2"] and not real.pipeline.local_server
+    assert [g.name for g in real.pipeline.generators] == ["smollm2"]
+    assert "responder" not in real.pipeline.generators[0] and "responder" not in real.pipeline.rubric.judge
     assert real.pipeline.generators[0].model == real.pipeline.rubric.judge.model == "smollm2-135m-instruct"
     assert real.pipeline.rubric.judge.name == "judge" and "explain" in real.pipeline.stages
     paper = resolved(tmp_path, "pipeline=longtext")  # no demo, no choice: the pipeline's own LLM list

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 
 import pytest
 
+from nliforge.generation.backends import build_backend, connect_hint
 from nliforge.generation.backends.openai_api import OpenAIChat, OpenAICompletions, _retry_after
 from nliforge.generation.cache import ResponseCache
 from nliforge.generation.runner import RunnerSettings, run_requests
@@ -117,15 +119,48 @@ def test_context_overflow_is_a_failure_not_resent(tmp_path):
     assert len(rows) == 8 and cache.ledger("s")["failures"] == {"context_length": 1}
 
 
-def test_endpoint_down_names_the_url(tmp_path):
+def test_endpoint_down_is_waited_for_then_named_with_what_to_start(tmp_path, caplog):
     with LocalOpenAIServer() as srv:
         url = srv.base_url
-    backend = OpenAICompletions("m", base_url=url, api_key_env=None, timeout_s=2)
+    backend = build_backend({"kind": "openai_completions", "model": "m", "base_url": url, "api_key_env": None})
+    started = time.monotonic()
     with pytest.raises(GenerationError) as info:
         run_requests(backend, reqs(2), ResponseCache(tmp_path / "c.sqlite"), "s",
-                     RunnerSettings(max_retries=2, **FAST))
+                     RunnerSettings(max_retries=2, connect_wait_s=1.0, **FAST))
+    assert 1.0 <= time.monotonic() - started < 30   # the bounded wait, not the retries' backoff
     msg = str(info.value)
-    assert f"cannot reach {url}: is the server running?" in msg and "Traceback" not in msg
+    assert msg.startswith(f"cannot reach {url} (waited 1 s, runner.connect_wait_s;") and "\n" not in msg
+    assert "generator=stand_in generator.responder=<name>" in msg
+    assert [r.getMessage() for r in caplog.records if "waiting up to 1 s" in r.getMessage()] == [
+        f"no answer from {url} yet ({msg.split('; ', 1)[1].split('):')[0]}): waiting up to 1 s for it to accept connections"]
+    assert ResponseCache(tmp_path / "c.sqlite").ledger("s").get("sent", 0) == 0   # nothing was sent
+
+
+def test_a_server_that_comes_up_while_waited_for_answers(tmp_path):
+    with LocalOpenAIServer() as srv:
+        port = srv.port
+    backend = OpenAICompletions("m", base_url=f"http://127.0.0.1:{port}/v1", api_key_env=None, timeout_s=5)
+    late = LocalOpenAIServer(port=port)
+    timer = threading.Timer(0.8, late.start)
+    timer.start()
+    try:
+        out = run_requests(backend, reqs(2), ResponseCache(tmp_path / "c.sqlite"), "s",
+                           RunnerSettings(connect_wait_s=20.0, **FAST))
+    finally:
+        timer.join()
+        late.stop()
+    assert all(isinstance(r, Response) for r in out.values())
+
+
+@pytest.mark.parametrize("node,hint", [
+    ({"name": "vllm", "base_url": "http://127.0.0.1:8000/v1"}, "start the vLLM server with `nliforge-vllm start`"),
+    ({"base_url": "http://localhost:8011/v1"}, "generator=stand_in generator.responder=<name>"),
+    ({"base_url": "https://api.example.com/v1"}, "check generator.base_url and this machine's network "
+                                                  "(api.example.com is a remote API: nothing to start here)"),
+    ({}, "(api.openai.com is a remote API"),
+], ids=["vllm", "local server", "remote API", "OpenAI"])
+def test_the_connection_hint_fits_the_generator(node, hint):
+    assert hint in connect_hint(node)
 
 
 def test_missing_api_key_names_the_variable(monkeypatch):

@@ -98,3 +98,17 @@ def test_gpu_session_cpu_smoke(tmp_path):
     assert set(preset["contenders"]) == {"nliforge+compile"} and "dynamics_overhead" in default
     assert session["hf_B_best_call_median"] > 0
     assert "nliforge+compile" in (tmp_path / "session.txt").read_text()
+
+
+@pytest.mark.slow
+def test_startup_benchmark_smoke(tmp_path):
+    """Every console script's --help, this tree against itself as the baseline, with the template installed."""
+    out = tmp_path / "startup.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "startup.py"), "--baseline", str(ROOT / "src"),
+                           "--plugin", "--rounds", "1", "--out", str(out)], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    medians = json.loads(out.read_text())["medians"]
+    assert set(medians) == {"this", "baseline"} and "nliforge-generate" in medians["this"]
+    assert all(0 < s < 60 for per in medians.values() for s in per.values())
+    assert "nliforge-report" in proc.stdout and "ratio" in proc.stdout

@@ -1,7 +1,9 @@
-"""The README's demo numbers come from real runs and stay true.
+"""The demo numbers of the README (the training demos) and of docs/demos.md (the generation demos' stage
+counts) come from real runs and stay true; the README stays a first page (at most 300 lines, pointing at
+the pipeline guide and the template).
 
 The slow test reruns every offline demo through `scripts/readme_numbers.py --check` and fails where
-the README and a fresh run disagree; it also checks that `nliforge-train experiment=demo` prints the
+a page and a fresh run disagree; it also checks that `nliforge-train experiment=demo` prints the
 README's table."""
 
 from __future__ import annotations
@@ -30,12 +32,35 @@ def _script():
     return module
 
 
-def test_every_demo_has_its_blocks_in_the_readme_and_they_are_filled():
-    blocks = read_blocks((ROOT / "README.md").read_text())
-    expected = {"train_demo.table", "train_demo.gaps", "measured.demo_times", "disco_demo.report", "real_demo.table",
-                *(f"{d}.stages" for d in _script().DEMOS if d not in ("train_demo", "real_demo"))}
-    assert set(blocks) == expected
+def test_every_demo_has_its_blocks_on_one_page_and_they_are_filled():
+    script = _script()
+    readme = read_blocks((ROOT / "README.md").read_text())
+    demos = read_blocks((ROOT / "docs" / "demos.md").read_text())
+    assert [p.relative_to(ROOT).as_posix() for p in script.PAGES] == ["README.md", "docs/demos.md"]
+    assert set(readme) == {"train_demo.table", "train_demo.gaps", "measured.demo_times", "real_demo.table"}
+    assert set(demos) == {"disco_demo.report", *(f"{d}.stages" for d in script.DEMOS if d not in ("train_demo", "real_demo"))}
+    blocks = {**readme, **demos}
     assert all(body.strip() for body in blocks.values()), [n for n, b in blocks.items() if not b.strip()]
+
+
+def test_the_readme_is_a_first_page_that_points_at_the_guide_and_the_template():
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 300
+    extend = text.split("## Extend it\n", 1)[1].split("\n## ", 1)[0]
+    assert "(docs/adding-a-pipeline.md)" in extend and "(templates/pipeline/)" in extend
+    assert "(docs/demos.md)" in text
+
+
+def test_blocks_are_written_into_the_page_that_holds_them_and_a_homeless_one_is_refused(tmp_path):
+    script = _script()
+    first, second = tmp_path / "README.md", tmp_path / "demos.md"
+    first.write_text("a\n<!-- numbers:one -->\nold\n<!-- /numbers:one -->\n")
+    second.write_text("b\n<!-- numbers:two -->\nold\n<!-- /numbers:two -->\n")
+    by_page, homeless = script.placed({"one": "1", "two": "2", "three": "3"}, [first, second])
+    assert by_page == {first: {"one": "1"}, second: {"two": "2"}} and homeless == ["three"]
+    second.write_text(second.read_text() + "<!-- numbers:one -->\nx\n<!-- /numbers:one -->\n")
+    with pytest.raises(SystemExit, match=r"numbers:one is in .*README.md and in .*demos.md"):
+        script.placed({"one": "1"}, [first, second])
 
 
 def test_stage_table_and_gaps_render_from_a_manifest_and_results():
@@ -87,7 +112,7 @@ def test_a_fresh_run_of_every_demo_gives_the_readme_numbers(tmp_path):
                            "--out", str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     printed = (tmp_path / "train_demo.log").read_text()
-    table = read_blocks((ROOT / "README.md").read_text())["train_demo.table"]
+    table = read_blocks((ROOT / "README.md").read_text())["train_demo.table"]   # the README keeps the training demo
     assert table.strip() in printed   # `make demo` prints the README's table
     recorded = json.loads((tmp_path / "train_demo" / "environment.json").read_text())["env"]
     assert {k: recorded[k] for k in kernel_pin()} == kernel_pin()   # the README's numbers are the pinned path's

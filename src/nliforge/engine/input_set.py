@@ -7,7 +7,9 @@ A reference is one of
 - a folder written by `datasets.Dataset.save_to_disk` with the data model's columns;
 - the name of a training set (conf/data/train_sets), an eval set (conf/data/eval_sets) or a world split.
 
-A list of references is their concatenation (a uid seen twice keeps its first record). Every
+A list of references is their concatenation (a uid seen twice keeps its first record); `input_limit`
+keeps the first N of those records, or with `{per_label: N}` the first N of each label (unlabeled records
+count as one more label), for a small run of any pipeline that takes `input=`. Every
 reference's provenance (kind, path, sha256 or fingerprint, count, and for a run folder its pipeline
 and its own `input`) goes into the consuming run's manifest, so WANLI -> DISCO -> z-filter runs
 chain their provenance. The `input` stage (and `zfilter_seed`) load here and are re-run on every
@@ -51,6 +53,10 @@ def check_input(cfg: DictConfig) -> DictConfig:
     config: `cfg` itself is left as it was)."""
     refs, name = refs_of(cfg.get("input")), str(cfg.pipeline.name)
     accepts = bool(cfg.pipeline.get("accepts_input", False))
+    if input_limit(cfg.get("input_limit")) != (None, None) and not refs:
+        raise NLIDataError(f"input_limit={cfg.input_limit}: caps `input=`, and this run of pipeline {name!r} has no "
+                           "input (a pipeline's own data has its own cap, e.g. data.train_sets.<name>.limit for the "
+                           "classifier's set, pipeline.statements.limit for long-text)")
     if refs and not accepts:
         raise NLIDataError(f"input={refs}: pipeline {name!r} does not consume a dataset (pipelines that do "
                            "set pipeline.accepts_input: true, e.g. disco and zfilter)")
@@ -63,6 +69,35 @@ def check_input(cfg: DictConfig) -> DictConfig:
         with open_dict(cfg):
             cfg.pipeline.stages = [INPUT_STAGE, *stages]
     return cfg
+
+
+def input_limit(value: Any) -> tuple[int | None, int | None]:
+    """`input_limit` as (first N records, N per label); (None, None) for null. Anything but a positive
+    whole number or {per_label: <positive whole number>} is a one-line error."""
+    if value is None:
+        return None, None
+    node = OmegaConf.to_container(value) if isinstance(value, DictConfig) else value
+    per_label = isinstance(node, dict) and set(node) == {"per_label"}
+    n = node["per_label"] if per_label else node
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise NLIDataError(f"input_limit={value}: expected a positive whole number (the first N input records) or "
+                           "{per_label: N} (the first N of each label), e.g. input_limit=100 or 'input_limit={per_label: 20}'")
+    return (None, n) if per_label else (n, None)
+
+
+def limited(records: Sequence[Record], limit: tuple[int | None, int | None]) -> tuple[list[Record], list[Record]]:
+    """(kept, left out): the first `limit[0]` records, or the first `limit[1]` of each label, in order."""
+    first, per_label = limit
+    if first is None and per_label is None:
+        return list(records), []
+    if first is not None:
+        return list(records[:first]), list(records[first:])
+    seen: dict[str | None, int] = {}
+    kept, left = [], []
+    for rec in records:
+        seen[rec.label] = seen.get(rec.label, 0) + 1
+        (kept if seen[rec.label] <= per_label else left).append(rec)
+    return kept, left
 
 
 def _sha256(path: Path) -> str:
@@ -158,10 +193,13 @@ def load_refs(refs: Sequence[str], cfg: DictConfig, where: str) -> tuple[list[Re
 
 @stage(INPUT_STAGE, rerun=True, writes=RECORD_FIELDS)
 def input_stage(ctx: StageContext) -> StageOutput:
-    """The records of `input` (one reference or a list), with their provenance in manifest.json `input`."""
+    """The records of `input` (one reference or a list), with their provenance in manifest.json `input`;
+    records past `input_limit` are dropped ("over_input_limit")."""
     records, drops, provenance = load_refs(refs_of(ctx.cfg.get("input")), ctx.cfg, "input")
     ctx.folder.update_manifest(input=provenance)
-    return StageOutput([r.to_dict() for r in records], drops, count_in=len(records) + len(drops),
+    kept, left = limited(records, input_limit(ctx.cfg.get("input_limit")))
+    drops = drops + [(r.uid, "over_input_limit") for r in left]
+    return StageOutput([r.to_dict() for r in kept], drops, count_in=len(records) + len(drops) - len(left),
                        extra={"refs": [p["ref"] for p in provenance]})
 
 

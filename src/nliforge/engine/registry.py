@@ -11,6 +11,8 @@ different objects is an error naming both."""
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
+import importlib.util
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -37,6 +39,19 @@ def registered() -> dict[str, str]:
             raise NLIDataError(f"entry points {GROUP}: pipeline {ep.name!r} is registered twice ({known} and "
                                f"{ep.value}); pipeline names must be unique")
     return found
+
+
+def help_line() -> str:
+    """The registered pipelines for `nliforge-generate --help` (`${nliforge_pipelines:}` in its template):
+    the built-in ones, then each installed one with the distribution that registers it; nothing is imported."""
+    outside = []
+    for ep in entry_points(group=GROUP):
+        if BUILTIN.get(ep.name) != ep.value and ep.name not in (n for n, _ in outside):
+            outside.append((ep.name, f"{ep.dist.name} {ep.dist.version}" if ep.dist else ep.value))
+    line = f"built in: {', '.join(BUILTIN)}"
+    if outside:
+        line += "; installed: " + ", ".join(f"{name} ({dist})" for name, dist in outside)
+    return line
 
 
 def load_target(name: str, target: str) -> PipelineSpec:
@@ -72,7 +87,39 @@ def pipelines() -> dict[str, PipelineSpec]:
 
 
 def pipeline_conf_dirs() -> list[Path]:
-    """The config folders that pipelines from other packages ship (PipelineSpec.conf_dir), for Hydra's
-    search path; the built-in pipelines are not imported for this (their YAML is in nliforge's conf/)."""
-    specs = [load_target(n, t) for n, t in registered().items() if BUILTIN.get(n) != t]
-    return [Path(s.conf_dir) for s in specs if s.conf_dir]
+    """The config folders that pipelines from other packages ship, for Hydra's search path, found without
+    running their code: the `conf/` folder beside the module an entry point names (module_folder) when it
+    holds `pipeline/<name>.yaml`; only a pipeline whose YAML is elsewhere is imported to read its
+    PipelineSpec.conf_dir. The built-in pipelines are not looked at (their YAML is in nliforge's conf/)."""
+    found: list[Path] = []
+    for name, target in registered().items():
+        if BUILTIN.get(name) == target:
+            continue
+        folder = module_folder(target.partition(":")[0].strip())
+        conf = folder / "conf" if folder is not None else None
+        if conf is None or not (conf / "pipeline" / f"{name}.yaml").is_file():
+            conf_dir = load_target(name, target).conf_dir
+            conf = Path(conf_dir) if conf_dir else None
+        if conf is not None and conf not in found:
+            found.append(conf)
+    return found
+
+
+def module_folder(module: str) -> Path | None:
+    """The folder of a module's files (a package's own folder, or the folder holding `module.py`), found
+    through the import system's finders (editable installs included) without executing the module or its
+    parent packages; None when no finder knows it."""
+    top, *rest = module.split(".")
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return None
+    for part in rest:
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(f"{spec.name}.{part}", list(spec.submodule_search_locations))
+    if spec is None:
+        return None
+    if spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations)))
+    return Path(spec.origin).parent if spec.origin else None

@@ -1,18 +1,23 @@
 """Stages any generation pipeline can use: the task classifier, the demo's small generator LM,
-and `generate` (every prompt row through the configured generator, via the exactly-once runner)."""
+and `generate` (every prompt row through the configured generator, via the exactly-once runner).
+
+Importing this module loads no torch, pandas or model code (a pipeline that only generates starts as
+fast as `nliforge-generate --help`): the classifier's modules load when its stage runs."""
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from omegaconf import DictConfig, OmegaConf
 
 from nliforge.errors import NLIDataError
 from nliforge.generation.types import Failure, GenerationRequest, Sampling
-from nliforge.engine.classifier import ClassifierRun, classifier_training_config, train_classifier
-from nliforge.engine.classifier_reuse import OUT, copy_kept, keep, reuse_key
 from nliforge.engine.stages import Stage, StageContext, StageOutput, stage
+
+if TYPE_CHECKING:
+    from nliforge.engine.classifier import ClassifierRun
 
 CACHE_FILE = "llm_cache.sqlite"
 PROMPT_FIELDS = ("uid", "prompt", "prompt_hash")   # what `generate_from` reads of a prompt row
@@ -27,6 +32,8 @@ def classifier_dir(cfg: DictConfig) -> Path:
 
 
 def classifier_run(cfg: DictConfig) -> ClassifierRun:
+    from nliforge.engine.classifier import ClassifierRun
+
     return ClassifierRun(classifier_dir(cfg))
 
 
@@ -34,6 +41,9 @@ def classifier_run(cfg: DictConfig) -> ClassifierRun:
 def classifier_stage(ctx: StageContext) -> StageOutput:
     """Train the task model with the config's data/model/trainer groups, unless one is given; with
     `reuse` (a folder), copy one trained before with the same config, data, code and environment."""
+    from nliforge.engine.classifier import classifier_training_config, train_classifier
+    from nliforge.engine.classifier_reuse import OUT, copy_kept, keep, reuse_key
+
     out = classifier_dir(ctx.cfg)
     settings = ctx.cfg.pipeline.get("classifier", {})
     reused = False

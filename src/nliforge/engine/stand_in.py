@@ -2,7 +2,8 @@
 
 `generator=stand_in` (nliforge-generate's default) means "no generator chosen". A demo
 (conf/generate_experiment/*_demo.yaml) describes its stand-in in a top-level `stand_in:` block: the
-small LM it trains (`generator_lm` stage) or the local stand-in server. That block is applied only
+small LM it trains (`generator_lm` stage) or the local stand-in server (a generator node `{kind: stand_in,
+responder: <name>}`, started in process for the run: generation/stand_in/served.py). That block is applied only
 while no generator is chosen, so `experiment=demo generator=smollm2` runs the same demo on the real
 model: the stand-in's training stage is left out and a pipeline with its own list of LLMs
 (long-text: `pipeline.generators` and the rubric judge) uses the chosen generator for all of them, and
@@ -74,6 +75,7 @@ def check_generator_slots(cfg: DictConfig, slots: Sequence[str]) -> None:
     generator chosen and no demo's stand-in): checked on the resolved config, before the run folder exists,
     so a run does not stop at its first LLM call after the earlier stages have written their outputs."""
     from nliforge.generation.backends import no_generator_chosen
+    from nliforge.generation.stand_in.served import check_responder, is_served
 
     for slot in slots:
         node = OmegaConf.select(cfg, slot)
@@ -82,5 +84,8 @@ def check_generator_slots(cfg: DictConfig, slots: Sequence[str]) -> None:
                                "(give a generator node, or generator=<name>)")
         nodes = list(node) if isinstance(node, ListConfig) else [node]
         for i, one in enumerate(nodes):
-            if isinstance(one, DictConfig) and str(one.get("kind")) == STAND_IN:
-                raise NLIDataError(no_generator_chosen(f"{slot}[{i}]" if isinstance(node, ListConfig) else slot))
+            where = f"{slot}[{i}]" if isinstance(node, ListConfig) else slot
+            if isinstance(one, DictConfig) and is_served(one):
+                check_responder(str(one.responder), where)
+            elif isinstance(one, DictConfig) and str(one.get("kind")) == STAND_IN:
+                raise NLIDataError(no_generator_chosen(where))

@@ -1,7 +1,8 @@
 """One call for "answer these requests with the generator this config node describes": build the
 backend, run the exactly-once runner against a cache file, return the answers and the ledger.
 
-Pipelines with several generators (long-text: one per LLM) and the LLM judge use it, each under
+A stand-in node with a `responder` (generation/stand_in/served.py) is answered by the local server, started
+in this process. Pipelines with several generators (long-text: one per LLM) and the LLM judge use it, each under
 its own cache stage name, so the ledger keeps their requests and costs apart.
 """
 
@@ -34,14 +35,15 @@ def answer_requests(generator: Mapping | DictConfig, requests: Sequence[Generati
     from nliforge.generation.backends import build_backend
     from nliforge.generation.cache import ResponseCache
     from nliforge.generation.runner import RunnerSettings, run_requests
+    from nliforge.generation.stand_in.served import serving
 
-    gen = plain(generator)
-    backend = build_backend(gen)
-    settings = RunnerSettings.from_dict(gen.get("runner") or {})
-    cache = ResponseCache(cache_path)
-    try:
-        results = run_requests(backend, list(requests), cache, stage, settings)
-        ledger = cache.ledger(stage)
-    finally:
-        cache.close()
+    with serving(plain(generator)) as gen:   # a stand-in with a responder: the in-process server answers
+        backend = build_backend(gen)
+        settings = RunnerSettings.from_dict(gen.get("runner") or {})
+        cache = ResponseCache(cache_path)
+        try:
+            results = run_requests(backend, list(requests), cache, stage, settings)
+            ledger = cache.ledger(stage)
+        finally:
+            cache.close()
     return results, ledger, {"backend": backend.name, "model": backend.model}

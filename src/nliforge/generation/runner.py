@@ -35,6 +35,7 @@ class RunnerSettings:
     backoff_base_s: float = 1.0
     backoff_max_s: float = 60.0
     timeout_s: float = 60.0
+    connect_wait_s: float = 10.0   # before the first request: how long to wait for a server to accept connections
     price_per_1k_prompt: float = 0.0
     price_per_1k_completion: float = 0.0
     progress: bool = True
@@ -95,6 +96,9 @@ def run_requests(backend, requests: Sequence[GenerationRequest], cache: Response
         if pending and _is_batch_backend(backend):
             run.batches(pending)
         elif pending:
+            wait = getattr(backend, "wait_until_reachable", None)
+            if wait is not None:   # an endpoint not listening: a bounded, announced wait, then one error line
+                wait(settings.connect_wait_s)
             asyncio.run(run.all_async(pending))
     finally:
         bar.close()

@@ -191,6 +191,29 @@ def help_groups() -> str:
     return "\n".join(lines)
 
 
+def help_renders_only_what_its_template_shows() -> None:
+    """Hydra's help renders $APP_CONFIG_GROUPS, $HYDRA_CONFIG_GROUPS and $CONFIG whether its template shows them
+    or not; the group lists alone cost about two thirds of `--help`'s CPU time (Hydra composes every group's
+    repository anew). nliforge's templates list their groups themselves (`${nliforge_groups:}`), so what a
+    template does not name is left empty here."""
+    from hydra._internal.hydra import Hydra
+
+    original = Hydra.get_help
+    if getattr(original, "only_what_it_shows", False):
+        return
+
+    def get_help(self, help_cfg, cfg, args_parser, resolve):
+        template = str(OmegaConf.to_container(help_cfg, resolve=False).get("template", ""))
+        if "_CONFIG_GROUPS" not in template:
+            self.format_config_groups = lambda *args, **kwargs: ""
+        if "$CONFIG" not in template.replace("_CONFIG_GROUPS", ""):
+            cfg = OmegaConf.create()
+        return original(self, help_cfg, cfg, args_parser, resolve)
+
+    get_help.only_what_it_shows = True
+    Hydra.get_help = get_help
+
+
 def run_cli(hydra_main: Callable[[], None], conf_dir: str | Path, quiet: bool = False,
             extra_conf: Callable[[], Sequence[Path]] | None = None) -> None:
     """Add the user config folders (and `extra_conf()`'s, e.g. the config folders of pipelines from other
@@ -210,6 +233,8 @@ def run_cli(hydra_main: Callable[[], None], conf_dir: str | Path, quiet: bool = 
     except NLIDataError as err:
         print(f"error: {err}", file=sys.stderr)
         raise SystemExit(2) from None
+    if {"--help", "-h", "--hydra-help"} & set(sys.argv[1:]):
+        help_renders_only_what_its_template_shows()
     if quiet:
         from nliforge.utils.quiet import quiet_libraries
 

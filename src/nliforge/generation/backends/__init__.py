@@ -24,7 +24,8 @@ def no_generator_chosen(key: str = "generator") -> str:
     """The message for a generator node `key` still holding the `stand_in` placeholder."""
     return (f"no generator chosen ({key}=stand_in) and this run has no stand-in (only the demos have one): "
             "choose one, e.g. generator=smollm2 (SmolLM2 in process, offline), generator=vllm (a server from "
-            "`nliforge-vllm start`) or generator=openai_completions")
+            "`nliforge-vllm start`) or generator=openai_completions; or the offline stand-in with a responder, "
+            "generator.responder=<name> (its local server started inside the run)")
 
 
 def build_backend(cfg: Mapping[str, Any]):
@@ -50,4 +51,20 @@ def build_backend(cfg: Mapping[str, Any]):
     cls = OpenAIChat if kind == "openai_chat" else OpenAICompletions
     runner = cfg.get("runner") or {}
     return cls(str(cfg["model"]), base_url=cfg.get("base_url"), api_key_env=cfg.get("api_key_env", "OPENAI_API_KEY"),
-               timeout_s=float(runner.get("timeout_s", 60.0)))
+               timeout_s=float(runner.get("timeout_s", 60.0)), connect_hint=connect_hint(cfg))
+
+
+def connect_hint(cfg: Mapping[str, Any]) -> str:
+    """What to do when the endpoint of an OpenAI-compatible generator node cannot be reached, for the kind
+    of generator it is: nliforge's vLLM server, another local server (or the stand-in), or a remote API."""
+    from urllib.parse import urlsplit
+
+    url = str(cfg.get("base_url") or "https://api.openai.com/v1")
+    host = urlsplit(url).hostname or ""
+    if "vllm" in str(cfg.get("name") or ""):
+        return "start the vLLM server with `nliforge-vllm start` (docs/generators-and-serving.md), or set generator.base_url"
+    if host in ("127.0.0.1", "localhost", "::1", "0.0.0.0"):
+        return ("is the server there running? start it, or for the offline stand-in let nliforge-generate start it "
+                "itself: generator=stand_in generator.responder=<name> (no base_url; the names: "
+                "python -m nliforge.generation.stand_in.server --help)")
+    return f"check generator.base_url and this machine's network ({host} is a remote API: nothing to start here)"

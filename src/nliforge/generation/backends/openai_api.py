@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import email.utils
 import json
+import logging
 import os
+import socket
 import time
 from typing import Any
 
 from nliforge.generation.types import GenerationError, GenerationRequest, RequestRejected, Response, RetryableError
 
 PLACEHOLDER_KEY = "no-key-needed"
+log = logging.getLogger("nliforge.generation")
 
 
 def _retry_after(headers) -> float | None:
@@ -62,7 +65,8 @@ class _OpenAIBackend:
     name = "openai"
 
     def __init__(self, model: str, base_url: str | None = None, api_key_env: str | None = "OPENAI_API_KEY",
-                 timeout_s: float = 60.0):
+                 timeout_s: float = 60.0, connect_hint: str = "is the server running? start a local one with "
+                                                                "`nliforge-vllm start` or set generator.base_url"):
         if api_key_env is not None and not os.environ.get(api_key_env):
             raise GenerationError(f"{self.name} needs an API key: set the environment variable {api_key_env} "
                                   f"(or api_key_env=null for a server that needs no key)")
@@ -70,6 +74,7 @@ class _OpenAIBackend:
         self.base_url = base_url
         self.api_key_env = api_key_env
         self.timeout_s = timeout_s
+        self.connect_hint = connect_hint
         self._client = None
 
     @property
@@ -86,6 +91,29 @@ class _OpenAIBackend:
             self._client = openai.AsyncOpenAI(api_key=key, base_url=self.base_url, max_retries=0,
                                               timeout=self.timeout_s)
         return self._client
+
+    def wait_until_reachable(self, seconds: float) -> None:
+        """Before the first request: wait (saying so, at most `seconds`) until the endpoint's host accepts a TCP
+        connection; then GenerationError naming the URL and `connect_hint` (what to start or check)."""
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(self.endpoint)
+        host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
+        deadline, said = time.monotonic() + max(seconds, 0.0), False
+        while True:
+            try:
+                socket.create_connection((host, port), timeout=max(min(seconds, 5.0), 0.5)).close()
+                return
+            except OSError as err:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise GenerationError(f"cannot reach {self.endpoint} (waited {seconds:g} s, runner.connect_wait_s; "
+                                          f"{err}): {self.connect_hint}") from None
+                if not said:
+                    log.warning("no answer from %s yet (%s): waiting up to %g s for it to accept connections",
+                                self.endpoint, err, seconds)
+                    said = True
+                time.sleep(min(0.5, left))
 
     async def aclose(self) -> None:
         client, self._client = self._client, None
@@ -148,8 +176,7 @@ class _OpenAIBackend:
             causes = _cause_names(exc)
             if "RemoteProtocolError" in causes and "ConnectError" not in causes:
                 return RetryableError("bad_body", f"{self.endpoint} closed the connection mid-answer: {exc.__cause__}")
-            return RetryableError("connection", f"cannot reach {self.endpoint}: is the server running? ({exc.__cause__ or exc}); "
-                                                f"start a local one with `nliforge-vllm start` or set generator.base_url")
+            return RetryableError("connection", f"cannot reach {self.endpoint} ({exc.__cause__ or exc}): {self.connect_hint}")
         if isinstance(exc, openai.APIStatusError):
             return self._map_status(exc)
         if isinstance(exc, (ValueError, openai.APIResponseValidationError)):  # json.JSONDecodeError is a ValueError

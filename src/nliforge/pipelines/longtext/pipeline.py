@@ -9,17 +9,16 @@ Records are unlabeled until reviewed (as WANLI's): `label` is None and `meta.int
 relation the prompt asked for; the paper trusts the prompt, then validates by hand (nliforge-review).
 `meta.model` is the generator's `name` (the table's row), `meta.model_id` the model it called.
 
-`pipeline.local_server: true` (the offline demo) starts the local OpenAI-compatible server inside
-the generate and rubric stages, with a long-text and a rubric stand-in responder, and points every
-generator and the judge at it: the demo's "LLMs" are template writers, not language models.
+The offline demo's generators and judge are stand-in nodes (`kind: stand_in` with the `longtext` or
+`rubric` responder): the engine's local OpenAI-compatible server answers them in process
+(generation/stand_in/served.py), so the demo's "LLMs" are template writers, not language models.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
 from omegaconf import DictConfig
 
@@ -51,23 +50,6 @@ def generator_nodes(cfg: DictConfig) -> list[dict]:
         raise NLIDataError(f"pipeline.generators: expected a non-empty list of generator nodes, each with a "
                            f"unique `name` (and kind, model, ...), got names {names}")
     return nodes
-
-
-@contextlib.contextmanager
-def served_by(cfg: DictConfig, responder) -> Iterator[str | None]:
-    """The local server's base URL while the block runs (when `pipeline.local_server`), else None."""
-    if not cfg.pipeline.get("local_server"):
-        yield None
-        return
-    from nliforge.generation.stand_in.server import LocalOpenAIServer
-
-    with LocalOpenAIServer(latency_s=0.0, responder=responder) as server:
-        yield server.base_url
-
-
-def pointed_at(node: Mapping, base_url: str | None) -> dict:
-    """A generator node sent to `base_url` (no API key needed there); unchanged when None."""
-    return dict(node) if base_url is None else {**node, "base_url": base_url, "api_key_env": None}
 
 
 @stage("statements", writes=("uid", "text"))
@@ -109,21 +91,18 @@ def _requests(prompts: list[dict], gen: Mapping, ctx: StageContext) -> list[Gene
        generators=("pipeline.generators",))
 def longtext_generate_stage(ctx: StageContext) -> StageOutput:
     """Every prompt through every generator; answers are cached as they arrive (resume = no resend)."""
-    from nliforge.pipelines.longtext.stand_in import longtext_responder
-
     prompts, rows, drops, ledgers, models = ctx.rows("longtext_prompts"), [], [], {}, {}
-    with served_by(ctx.cfg, longtext_responder) as url:
-        for gen in generator_nodes(ctx.cfg):
-            name, requests = gen["name"], _requests(prompts, gen, ctx)
-            results, ledgers[f"longtext_generate:{name}"], models[name] = answer_requests(
-                pointed_at(gen, url), requests, ctx.folder.root / CACHE_FILE, f"longtext_generate:{name}")
-            for req, p in zip(requests, prompts):
-                res = results[req.uid]
-                if isinstance(res, Failure):
-                    drops.append((req.uid, f"request_failed:{res.kind}"))
-                    continue
-                rows.append({"uid": req.uid, "prompt_uid": p["uid"], "generator": name, "model": str(gen["model"]),
-                             "text": res.texts[0], "finish_reason": res.finish_reasons[0]})
+    for gen in generator_nodes(ctx.cfg):
+        name, requests = gen["name"], _requests(prompts, gen, ctx)
+        results, ledgers[f"longtext_generate:{name}"], models[name] = answer_requests(
+            gen, requests, ctx.folder.root / CACHE_FILE, f"longtext_generate:{name}")
+        for req, p in zip(requests, prompts):
+            res = results[req.uid]
+            if isinstance(res, Failure):
+                drops.append((req.uid, f"request_failed:{res.kind}"))
+                continue
+            rows.append({"uid": req.uid, "prompt_uid": p["uid"], "generator": name, "model": str(gen["model"]),
+                         "text": res.texts[0], "finish_reason": res.finish_reasons[0]})
     merge_ledger(ctx, ledgers, generators=models)
     return StageOutput(rows, drops, count_in=len(prompts) * len(models))
 
@@ -170,19 +149,19 @@ def rubric_stage(ctx: StageContext) -> StageOutput:
     """The LLM judge's 1-10 rubric scores per record (in meta.rubric), rubric_judgements.jsonl, and the
     per-model summary (rubric.md, rubric.png) in the run folder."""
     from nliforge.pipelines.longtext.rubric import judge_ledger, judge_rubric, rubric_table, write_rubric_report
-    from nliforge.pipelines.longtext.stand_in import rubric_responder
+    from nliforge.generation.stand_in.served import is_served
 
     records = [record_from_mapping(r, f"stage longtext_validate row {i}")
                for i, r in enumerate(ctx.rows("longtext_validate"), 1)]
     judge = plain(ctx.settings.get("judge"))
     if not judge.get("kind"):
         raise NLIDataError("pipeline.rubric.judge: give a generator node (kind, model, base_url, ...) for the judge")
-    with served_by(ctx.cfg, rubric_responder) as url:
-        judgements = judge_rubric(records, pointed_at(judge, url), ctx.folder.root / CACHE_FILE,
-                                  seed=int(ctx.cfg.seed), sampling=ctx.settings.get("sampling"),
-                                  per_criterion=bool(ctx.settings.get("per_criterion", False)))
+    judgements = judge_rubric(records, judge, ctx.folder.root / CACHE_FILE, seed=int(ctx.cfg.seed),
+                              sampling=ctx.settings.get("sampling"),
+                              per_criterion=bool(ctx.settings.get("per_criterion", False)))
     table = rubric_table(records, judgements, validated_counts(ctx.rows("longtext_generate"), records))
-    write_rubric_report(table, ctx.folder.root, note=STAND_IN_NOTE if ctx.cfg.pipeline.get("local_server") else "")
+    stand_ins = is_served(judge) or any(is_served(g) for g in generator_nodes(ctx.cfg))
+    write_rubric_report(table, ctx.folder.root, note=STAND_IN_NOTE if stand_ins else "")
     atomic_write_text(ctx.folder.root / "rubric_judgements.jsonl", (j.to_json() + "\n" for j in judgements))
     unscored_by = Counter(j.extra["rubric_error"] for j in judgements if j.extra.get("rubric_error"))
     merge_ledger(ctx, {"rubric": {**judge_ledger(ctx.folder.root / CACHE_FILE), "unscored": dict(unscored_by)}})

@@ -110,7 +110,7 @@ def rubric_responder(prompt_or_messages, choice_index: int, seed, sampling: Mapp
 
 def use_generator(cfg: DictConfig) -> None:
     """A chosen `generator=` writes every long text (`pipeline.generators`) and judges them (the rubric's
-    `judge`); the local stand-in server is then not started."""
+    `judge`), in place of the stand-in nodes the demo puts there."""
     pipeline = cfg.pipeline
     name = str(cfg.generator.get("name") or str(cfg.generator.model).rstrip("/").split("/")[-1])
     if "generators" in pipeline:
@@ -118,5 +118,3 @@ def use_generator(cfg: DictConfig) -> None:
     rubric = pipeline.get("rubric")
     if rubric is not None and "judge" in rubric:
         rubric.judge = OmegaConf.merge(cfg.generator, {"name": "judge"})
-    if "local_server" in pipeline:
-        pipeline.local_server = False
