@@ -77,7 +77,7 @@ class RunFolder:
         if entry.get("status") != "done" or entry.get("sha256") != hashlib.sha256(data).hexdigest():
             raise NLIDataError(f"{path}: stage {stage!r} has not finished in this run folder; "
                                f"run the pipeline with {stage!r} in pipeline.stages first")
-        return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+        return [json.loads(line) for line in data.decode("utf-8").split("\n") if line.strip()]
 
     def write_stage(self, stage: str, rows: Iterable[Mapping], drops: Sequence[tuple[str, str]],
                     count_in: int, inputs: Sequence[str], seconds: float, extra: Mapping | None = None) -> dict:
