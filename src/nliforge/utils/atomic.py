@@ -59,6 +59,18 @@ def share_tree(folder: str | os.PathLike) -> Path:
     return folder
 
 
+def _unnamed_os_error(err: BaseException | None) -> OSError | None:
+    """The OSError without a file name in `err`'s chain (a write to a full disk, which torch's checkpoint
+    writer wraps in its own RuntimeError), or None."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        if isinstance(err, OSError) and err.errno is not None and not err.filename:
+            return err
+        err = err.__cause__ or err.__context__
+    return None
+
+
 @contextlib.contextmanager
 def _temp_sibling(path: Path) -> Iterator[tuple[int, str]]:
     """(descriptor, name) of a new temporary file next to `path`; removed at the end unless renamed."""
@@ -67,6 +79,11 @@ def _temp_sibling(path: Path) -> Iterator[tuple[int, str]]:
     try:
         shared_mode(fd)   # mkstemp's 0600 would survive the rename
         yield fd, tmp
+    except Exception as err:
+        unnamed = _unnamed_os_error(err)
+        if unnamed is None:
+            raise
+        raise OSError(unnamed.errno, unnamed.strerror, str(path)) from err   # a full disk names the file
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
