@@ -5,6 +5,7 @@ word; an `input=` naming nothing was refused after config.yaml had bound the fol
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -87,7 +88,7 @@ def test_an_input_naming_nothing_leaves_no_run_folder(tmp_path):
         out = tmp_path / "out"
         done = subprocess.run([sys.executable, "-m", "nliforge.generate", "pipeline=zfilter", f"input={ref}",
                                f"hydra.run.dir={out}"], cwd=ROOT, capture_output=True, text=True, timeout=300,
-                              env={**__import__("os").environ, **env})
+                              env={**os.environ, **env})
         assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
         last = done.stderr.strip().split("\n")[-1]
         assert last.startswith(f"error: input={str(ref)!r}") and says in last, last
