@@ -16,8 +16,8 @@ from pathlib import Path
 from nliforge.generation.types import GenerationError
 from nliforge.utils.home import cache_root
 from nliforge.serving.vllm import (VLLM_SPEC, ServerSettings, VLLMServer, default_venv, install_venv,
-from nliforge.utils.system_errors import system_errors
                                    is_vllm_process, served_models, stop_process_group)
+from nliforge.utils.system_errors import system_errors
 
 
 def state_paths(port: int) -> tuple[Path, Path]:

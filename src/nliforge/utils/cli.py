@@ -220,7 +220,7 @@ def run_cli(hydra_main: Callable[[], None], conf_dir: str | Path, quiet: bool = 
     os.environ["HYDRA_FULL_ERROR"] = "1"
     os.environ[TRACEBACKS] = "1" if user_full_error else "0"   # for the jobs' one_line_errors
     try:
-        with system_errors(enabled=not user_full_error):
+        with system_errors(enabled=not user_full_error, cleanup=remove_unused_run_dir):
             hydra_main()
     except HydraException as err:
         if user_full_error:
@@ -242,7 +242,7 @@ def one_line_errors(*errors: type[BaseException]):
     """Report the listed user-facing errors as one `error: ...` line on stderr and exit 1 (no traceback
     wall), removing the run folder when Hydra's own files are all it holds (see remove_unused_run_dir)."""
     try:
-        with system_errors(enabled=os.environ.get(TRACEBACKS) != "1"):   # a full disk, a missing setting
+        with system_errors(os.environ.get(TRACEBACKS) != "1", remove_unused_run_dir):   # a full disk, a missing setting
             yield
     except errors as err:
         remove_unused_run_dir()

@@ -8,6 +8,7 @@ import errno
 import os
 import re
 import sys
+from collections.abc import Callable
 from contextlib import contextmanager
 
 DISK_ERRORS = {errno.ENOSPC: "free space there (or point the run elsewhere) and rerun",
@@ -44,18 +45,18 @@ def missing_value_line(err: BaseException) -> str | None:
 
 
 @contextmanager
-def system_errors(enabled: bool = True):
+def system_errors(enabled: bool = True, cleanup: Callable[[], object] | None = None):
     """A full disk, a read-only or forbidden folder (exit 1) and a missing mandatory setting (exit 2) as one
-    `error:` line instead of a traceback, on every console script; the Hydra run folder is removed when it
-    holds nothing but Hydra's own files. `enabled=False` (HYDRA_FULL_ERROR=1) lets the traceback through."""
+    `error:` line instead of a traceback, on every console script; `cleanup` runs first (the Hydra scripts
+    remove a run folder holding nothing but Hydra's own files). `enabled=False` (HYDRA_FULL_ERROR=1) lets
+    the traceback through."""
     try:
         yield
     except Exception as err:
         disk, missing = disk_error_line(err), missing_value_line(err)
         if not enabled or not (disk or missing):
             raise
-        from nliforge.utils.cli import remove_unused_run_dir
-
-        remove_unused_run_dir()
+        if cleanup is not None:
+            cleanup()
         print(f"error: {disk or missing}", file=sys.stderr)
         raise SystemExit(1 if disk else 2) from None
