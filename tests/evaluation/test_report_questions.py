@@ -54,6 +54,9 @@ def test_seeds_paths_and_thread_counts_may_differ(tmp_path):
         job(sweep, n, n)   # seed, num_threads, output_dir, checkpoint dirpath and model.path all differ
     summary = run(sweep)["summary"]
     assert set(summary["n"]) == {3}
+    job(sweep, 3, 3, model__path="FacebookAI/roberta-base")   # a Hub id, not a path: another model
+    with pytest.raises(ValueError, match=r"differ in model\.path: '/models/tiny-0' .* vs 'FacebookAI/roberta-base'"):
+        run(sweep)
 
 
 def test_a_job_folder_without_results_is_named(tmp_path, caplog):

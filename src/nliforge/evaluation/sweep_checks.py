@@ -20,7 +20,7 @@ SUITE_COLUMNS = ("train_id", "seed", "eval_set", "metric", "value")
 # How a run went, not what it trained (as a resume may change them), besides VOLATILE_KEYS' paths and logger.
 RUN_KEYS = ("ckpt_path", "num_threads", "progress_every_s", "allow_config_change", "overwrite_output",
             "trainer.enable_progress_bar", "callbacks.progress", "wandb*", "save_model", "train_id")
-PATH_LEAVES = ("dir", "path", "dirpath", "file", "root", "output_dir", "model_dir", "run_dir", "cache_dir")
+PATH_LEAVES = ("dir", "dirpath", "root", "output_dir", "model_dir", "run_dir", "cache_dir")   # a `path` is judged by its value
 
 
 def check_metrics_file(path: Path) -> None:
@@ -86,8 +86,9 @@ def _ignored(key: str, old, new, ignore: Sequence[str]) -> bool:
     leaf = key.rsplit(".", 1)[-1]
     if _volatile(key, (*VOLATILE_KEYS, *RUN_KEYS, *ignore)) or leaf == "seed" or leaf.endswith("_seed"):
         return True
-    paths = [v for v in (old, new) if isinstance(v, str)]
-    return leaf in PATH_LEAVES or leaf.endswith("_dir") or (len(paths) == 2 and all(p.startswith("/") for p in paths))
+    paths = [v for v in (old, new) if isinstance(v, str) and "/" in v]
+    return (leaf in PATH_LEAVES or leaf.endswith("_dir") or len(paths) == 2 and (
+        all(p.startswith("/") for p in paths) or any(Path(p).exists() for p in paths)))   # a Hub id is no path
 
 
 def differing_keys(a, b, ignore: Sequence[str] = (), prefix: str = "") -> list[str]:
