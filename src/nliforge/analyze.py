@@ -21,6 +21,7 @@ from pathlib import Path
 
 from nliforge.errors import NLIDataError
 from nliforge.data.labels import LABELS
+from nliforge.utils.system_errors import system_errors
 
 PROG = "nliforge-analyze"
 
@@ -202,7 +203,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        args.func(args)
+        with system_errors():
+            args.func(args)
     except NLIDataError as err:
         parser.exit(2, f"{PROG} {args.command}: error: {err}\n")
     return 0

@@ -59,6 +59,8 @@ def generate(cfg: DictConfig) -> dict:
     data_stages = [st.name for st in stages if not st.side] or [stages[-1].name]
     last = data_stages[-1]                               # side stages (explain) report, they make no dataset
     rows, final = folder.read_rows(last), None
+    if not rows:
+        manifest, final = _empty_run(cfg, folder, last), FINAL
     if rows and {"uid", "premise", "hypothesis", "label"} <= set(rows[0]):   # records, not prompts or reports
         atomic_write_text(Path(folder.root) / FINAL, (_record_line(r) for r in rows))
         manifest, final = folder.update_manifest(final={"path": FINAL, "stage": last, "count": len(rows)}), FINAL
@@ -68,6 +70,22 @@ def generate(cfg: DictConfig) -> dict:
     log_generation(cfg, folder.root, manifest, rows, final)   # W&B, with logger=wandb only
     log.info("pipeline %s in %s\n%s%s", cfg.pipeline.name, folder.root, summary_table(manifest), _examples(rows))
     return manifest
+
+
+def _empty_run(cfg: DictConfig, folder: RunFolder, last: str) -> dict:
+    """A run whose last data stage kept no rows: an error naming each stage's count and drops (the run
+    folder stays, resumable), unless `allow_empty=true`, which writes an empty dataset.jsonl with a warning."""
+    stages = folder.manifest().get("stages", {})
+    counts = "; ".join(f"{name} {e.get('count_in', '?')} -> {e.get('count_out', '?')}"
+                       + (f" (dropped: {', '.join(f'{why} {n}' for why, n in e['drops'].items())})"
+                          if e.get("drops") else "") for name, e in stages.items() if name in cfg.pipeline.stages)
+    said = (f"pipeline {cfg.pipeline.name}: stage {last!r} kept 0 records ({counts}); the drops are in "
+            f"{folder.stage_dir}/<stage>.drops.jsonl")
+    if not cfg.get("allow_empty", False):
+        raise NLIDataError(f"{said}; no {FINAL} written: pass allow_empty=true to accept an empty dataset")
+    log.warning("%s; allow_empty=true: %s is empty", said, Path(folder.root) / FINAL)
+    atomic_write_text(Path(folder.root) / FINAL, [])
+    return folder.update_manifest(final={"path": FINAL, "stage": last, "count": 0})
 
 
 def _register(cfg: DictConfig, folder: RunFolder) -> dict | None:

@@ -32,10 +32,13 @@ def load_sweep(sweep: str | Path, world_key: str | None = None) -> pd.DataFrame:
     row and says so."""
     import pandas as pd
 
+    from nliforge.evaluation.sweep_checks import check_metrics_file, missing_cells, mixed_settings
     from nliforge.evaluation.table import collect_metrics, find_run_dirs
     from nliforge.evaluation.worlds import world_of
 
     dirs = find_run_dirs(sweep)
+    for d in dirs:
+        check_metrics_file(d / "metrics.csv")   # a torn file would drop a seed from some columns only
     metrics = pd.concat([collect_metrics([d]).assign(_source=str(d), **({"world_seed": world_of(d, world_key)}
                                                                         if world_key else {})) for d in dirs],
                         ignore_index=True)
@@ -54,6 +57,13 @@ def load_sweep(sweep: str | Path, world_key: str | None = None) -> pd.DataFrame:
                          f"folders: {' and '.join(sources)}; a report counts each (train_id, seed) once: report on "
                          "one of them, or give each run its own train_id= or seed= (nliforge-evaluate takes both "
                          "from the model folder's train_set.manifest.json)")
+    mixed = mixed_settings({Path(src): list(g["train_id"].unique()) for src, g in metrics.groupby("_source")},
+                           [world_key] if world_key else [])
+    if mixed:
+        raise ValueError(f"{mixed}; a report pools only the seeds of one setting: report each setting from its own "
+                         "sweep, or evaluate each with its own train_id= (nliforge-evaluate)")
+    for line in missing_cells(metrics):
+        log.warning("%s", line)
     return metrics.drop(columns="_source").reset_index(drop=True)
 
 
@@ -116,6 +126,7 @@ def report(cfg: DictConfig) -> dict:
     Returns the output paths and the tidy tables ("summary", "diff")."""
     from nliforge.evaluation import report_files
     from nliforge.evaluation.differences import difference_table
+    from nliforge.evaluation.sweep_checks import unfinished_jobs
     from nliforge.evaluation.table import find_run_dirs, summary_table
     from nliforge.evaluation.worlds import WORLD_KEY, per_world, world_markdown, world_tests
 
@@ -128,6 +139,11 @@ def report(cfg: DictConfig) -> dict:
     metrics = load_sweep(sweep, str(cfg.get("world_key") or WORLD_KEY) if by_world else None)
     for line in environment_differences(find_run_dirs(sweep)):   # packages, kernel path, threads, commit
         log.warning("%s", line)
+    unfinished = unfinished_jobs(sweep, find_run_dirs(sweep))
+    if unfinished:
+        log.warning("%d job folder(s) under %s hold no metrics.csv (preempted, failed or still running), left out "
+                    "of the table: %s", len(unfinished), sweep, ", ".join(map(str, unfinished[:5]))
+                    + (" ..." if len(unfinished) > 5 else ""))
     if by_world:
         metrics = per_world(metrics)
     in_domain, note = pick_in_domain(cfg, sweep, metrics["train_id"].unique())
@@ -142,7 +158,8 @@ def report(cfg: DictConfig) -> dict:
             diff = world_tests(diff, metrics, metric, str(cfg.get("side") or "greater"), family)
     scale, title = float(cfg.get("scale", 100)), f"{sweep.name}: {metric}"
     out.mkdir(parents=True, exist_ok=True)
-    md = report_files.write_markdown(summary, out / "report.md", title, metric, ci, scale, diff, note)
+    md = report_files.write_markdown(summary, out / "report.md", title, metric, ci, scale, diff, note,
+                                     unit="world" if by_world else "seed")
     if by_world and diff is not None:   # the world tests after the tables
         atomic_write_text(md, [md.read_text(encoding="utf-8"), world_markdown(diff, str(cfg.get("side") or "greater"),
                                                                               ci, scale)])

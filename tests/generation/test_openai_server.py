@@ -61,7 +61,11 @@ def test_apply_stop_and_max_tokens():
 
 
 def test_faults_of_every_kind_recover_exactly_once(tmp_path):
-    """20% injected faults: every request answered once (server log), results equal a fault-free run."""
+    """20% injected faults: every request's answer stored once, results equal a fault-free run, every
+    injected fault counted. Only what load cannot change is asserted: on a busy machine the client's 2 s
+    timeout also fires on slow honest answers (a run at load 5-7 counted 23 timeouts against 7 injected),
+    which the client cannot tell from an injected hang, and on slow fault answers, which it then counts as
+    timeouts; each such timeout is a retry and may make the server answer an input twice."""
     requests = reqs(120)
     log = tmp_path / "server.jsonl"
     backend_args = dict(api_key_env=None, timeout_s=2.0)  # far above any real answer under CI load; injected hangs last 300 s
@@ -72,15 +76,23 @@ def test_faults_of_every_kind_recover_exactly_once(tmp_path):
     with LocalOpenAIServer(latency_s=0.005) as clean_srv:
         clean = run_requests(OpenAICompletions("m", base_url=clean_srv.base_url, **backend_args), requests,
                              ResponseCache(tmp_path / "clean.sqlite"), "s", settings)
-    assert faulty == clean
+    assert faulty == clean and len(cache) == 120   # each request's answer stored once, as without faults
     assert set(srv.stats) >= set(FAULT_KINDS), srv.stats  # every kind was injected at least once
-    counts = answered(log)
-    assert len(counts) == 120 and set(counts.values()) == {1}
     ledger = cache.ledger("s")
-    # The client sees both broken-body kinds as bad_body; every injected fault was counted once.
-    assert ledger["faults"] == {"rate_limit": srv.stats["rate_limit"], "server_error": srv.stats["server_error"],
-                                "timeout": srv.stats["timeout"], "bad_body": srv.stats["truncated"] + srv.stats["bad_json"]}
-    assert ledger["retries"] == sum(ledger["faults"].values()) and ledger["sent"] == 120 + ledger["retries"]
+    faults, injected = ledger["faults"], {"rate_limit": srv.stats["rate_limit"], "server_error": srv.stats["server_error"],
+                                          "timeout": srv.stats["timeout"],
+                                          "bad_body": srv.stats["truncated"] + srv.stats["bad_json"]}
+    # The client sees both broken-body kinds as bad_body. A fault answer the client saw is counted as its kind
+    # (or as a timeout when it came too late); an injected hang is always a timeout; so no fault goes uncounted.
+    for kind in ("rate_limit", "server_error", "bad_body"):
+        assert faults.get(kind, 0) <= injected[kind], (faults, injected)
+    assert faults.get("timeout", 0) >= injected["timeout"] and sum(faults.values()) >= sum(injected.values())
+    late = faults.get("timeout", 0) - injected["timeout"]   # client-side timeouts of answers the server sent
+    counts = answered(log)
+    assert len(counts) == 120 and sum(counts.values()) - 120 <= late, (counts, faults, injected)
+    if late == 0:   # an unloaded machine: the server answered each request exactly once, every fault as injected
+        assert set(counts.values()) == {1} and faults == injected
+    assert ledger["retries"] == sum(faults.values()) and ledger["sent"] == 120 + ledger["retries"]
 
 
 def test_retry_after_header_is_honoured(tmp_path):

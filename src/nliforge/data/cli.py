@@ -15,6 +15,7 @@ import sys
 from collections import Counter
 
 from nliforge.errors import NLIDataError
+from nliforge.utils.system_errors import system_errors
 
 
 def _cache_dir() -> str:
@@ -67,7 +68,9 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     try:
-        raise SystemExit(args.run(args))
+        with system_errors():
+            code = args.run(args)
+        raise SystemExit(code)
     except NLIDataError as err:
         print(f"error: {err}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -19,6 +19,7 @@ from typing import Any
 from nliforge.data.checks import file_sha256
 from nliforge.errors import NLIDataError
 from nliforge.data.registry import config_folders, paths_node
+from nliforge.utils.atomic import shared_mode
 
 KINDS = ("train_sets", "eval_sets")
 TIMEOUT_S = 60
@@ -87,6 +88,7 @@ def download(url: str, path: Path, sha256: str, timeout: float = TIMEOUT_S) -> P
     digest = hashlib.sha256()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     try:
+        shared_mode(fd)   # mkstemp's 0600 would survive the rename
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310
             for block in iter(lambda: response.read(1 << 16), b""):
                 digest.update(block)

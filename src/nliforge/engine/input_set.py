@@ -64,6 +64,8 @@ def check_input(cfg: DictConfig) -> DictConfig:
     if not refs and INPUT_STAGE in stages:
         raise NLIDataError(f"input: pipeline {name!r} needs a dataset: input=<run folder | JSONL file | saved "
                            "Hugging Face dataset | training or eval set name> (or a list of them)")
+    for ref in refs:   # a reference that names nothing is refused before the run folder exists
+        ref_kind(ref, cfg, "input")
     if refs and INPUT_STAGE not in stages:
         cfg = copy.deepcopy(cfg)
         with open_dict(cfg):
@@ -114,13 +116,37 @@ def _enclosing_run(path: Path) -> dict | None:
     return None
 
 
-def _from_run(root: Path, where: str) -> tuple[list[Record], dict]:
-    manifest = read_json_file(root / "manifest.json")
-    final = manifest.get("final")
-    if not final:
+def _run_final(root: Path, where: str) -> Path:
+    """The final dataset of a finished run folder; an error when it has none."""
+    final = read_json_file(root / "manifest.json").get("final")
+    if not final or not (root / final["path"]).is_file():
         raise NLIDataError(f"{where}={str(root)!r}: this run folder has no final dataset (manifest.json has no "
                            "`final`: the run has not finished, or its last stage made no records)")
-    path = root / final["path"]
+    return root / final["path"]
+
+
+def ref_kind(ref: str, cfg: DictConfig, where: str) -> str:
+    """What a reference names (run, hf_disk, jsonl, set), checked without reading its records: a path that
+    is none of these, a run folder without a final dataset, an unknown set name are errors."""
+    path = Path(ref)
+    if path.is_dir() and (path / "manifest.json").is_file():
+        _run_final(path, where)
+        return "run"
+    if path.is_dir() and any((path / m).is_file() for m in HF_MARKERS):
+        return "hf_disk"
+    if path.is_file():
+        return "jsonl"
+    if path.exists() or "/" in ref or ref.endswith(".jsonl"):
+        raise NLIDataError(f"{where}={ref!r}: neither a JSONL file, a run folder (with manifest.json) nor a "
+                           f"folder written by datasets' save_to_disk ({', '.join(HF_MARKERS)})")
+    _set_spec(ref, cfg, where)
+    return "set"
+
+
+def _from_run(root: Path, where: str) -> tuple[list[Record], dict]:
+    manifest = read_json_file(root / "manifest.json")
+    final = manifest["final"]
+    path = _run_final(root, where)
     records = read_jsonl(path)
     return records, {"kind": "run", "path": str(path.resolve()), "pipeline": manifest.get("pipeline"),
                      "stage": final.get("stage"), "sha256": _sha256(path), "input": manifest.get("input")}
@@ -140,8 +166,9 @@ def _from_hf_disk(root: Path, where: str) -> tuple[list[Record], dict]:
     return records, {"kind": "hf_disk", "path": str(root.resolve()), "fingerprint": ds._fingerprint}
 
 
-def _from_name(name: str, cfg: DictConfig, where: str) -> tuple[list[Record], dict]:
-    from nliforge.data.registry import eval_set_spec, find_set_yaml, load_set, paths_node
+def _set_spec(name: str, cfg: DictConfig, where: str) -> dict:
+    """The spec of a training set, eval set or world split `name`; an error when it is none of these."""
+    from nliforge.data.registry import eval_set_spec, find_set_yaml, paths_node
 
     cache = str(cfg.paths.cache_dir)
     train = find_set_yaml(name, "train_sets")
@@ -154,23 +181,27 @@ def _from_name(name: str, cfg: DictConfig, where: str) -> tuple[list[Record], di
         except NLIDataError:
             raise NLIDataError(f"{where}={name!r}: not a file, a run folder (with manifest.json), a saved Hugging "
                                "Face dataset, nor a training set, eval set or world split name") from None
+    return spec
+
+
+def _from_name(name: str, cfg: DictConfig, where: str) -> tuple[list[Record], dict]:
+    from nliforge.data.registry import load_set
+
+    cache, spec = str(cfg.paths.cache_dir), _set_spec(name, cfg, where)
     world = OmegaConf.to_container(cfg.world, resolve=True) if "world" in cfg else None
     return load_set(spec, where, world, cache), {"kind": "set", "name": name, "spec": spec}
 
 
 def load_ref(ref: str, cfg: DictConfig, where: str) -> tuple[list[Record], dict]:
     """The records a reference names and its provenance (see the module docstring)."""
-    path = Path(ref)
-    if path.is_dir() and (path / "manifest.json").is_file():
+    path, kind = Path(ref), ref_kind(ref, cfg, where)
+    if kind == "run":
         records, prov = _from_run(path, where)
-    elif path.is_dir() and any((path / m).is_file() for m in HF_MARKERS):
+    elif kind == "hf_disk":
         records, prov = _from_hf_disk(path, where)
-    elif path.is_file():
+    elif kind == "jsonl":
         records = read_jsonl(path)
         prov = {"kind": "jsonl", "path": str(path.resolve()), "sha256": _sha256(path), "run": _enclosing_run(path)}
-    elif path.exists() or "/" in ref or ref.endswith(".jsonl"):
-        raise NLIDataError(f"{where}={ref!r}: neither a JSONL file, a run folder (with manifest.json) nor a "
-                           f"folder written by datasets' save_to_disk ({', '.join(HF_MARKERS)})")
     else:
         records, prov = _from_name(ref, cfg, where)
     return records, {"ref": ref, **prov, "count": len(records), "records_sha256": records_digest(records)}

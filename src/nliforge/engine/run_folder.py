@@ -28,7 +28,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from nliforge.errors import NLIDataError
 from nliforge.utils.atomic import atomic_write_text, read_json_file
-from nliforge.utils.config_diff import VOLATILE_KEYS, config_difference, first_difference  # noqa: F401 - re-exported
+from nliforge.utils.config_diff import VOLATILE_KEYS, config_difference, first_difference, moved_paths  # noqa: F401 - re-exported
 from nliforge.utils.environment import source_commit, versions, write_environment  # noqa: F401 - re-exported
 
 
@@ -51,7 +51,8 @@ class RunFolder:
         saved = self.root / "config.yaml"
         if saved.exists():
             old = OmegaConf.to_container(OmegaConf.load(saved), resolve=True)
-            diff = config_difference(old, plain)
+            was, now = ((c.get("paths") or {}).get("output_dir") or "" for c in (old, plain))
+            diff = config_difference(moved_paths(old, str(was), str(now or self.root)), plain)   # a moved folder
             if diff:
                 raise NLIDataError(
                     f"{self.root}: this run folder was made with a different config: {diff}. Use a new "
@@ -77,7 +78,7 @@ class RunFolder:
         if entry.get("status") != "done" or entry.get("sha256") != hashlib.sha256(data).hexdigest():
             raise NLIDataError(f"{path}: stage {stage!r} has not finished in this run folder; "
                                f"run the pipeline with {stage!r} in pipeline.stages first")
-        return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+        return [json.loads(line) for line in data.decode("utf-8").split("\n") if line.strip()]
 
     def write_stage(self, stage: str, rows: Iterable[Mapping], drops: Sequence[tuple[str, str]],
                     count_in: int, inputs: Sequence[str], seconds: float, extra: Mapping | None = None) -> dict:

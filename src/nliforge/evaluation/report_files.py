@@ -56,32 +56,34 @@ def markdown_table(summary: pd.DataFrame, scale: float = 100.0, formatter=format
     return "\n".join(lines)
 
 
-def difference_caption(diff: pd.DataFrame, metric: str, ci: float, scale: float) -> str:
-    """What the differences table shows, and which test each row's intervals come from."""
+def difference_caption(diff: pd.DataFrame, metric: str, ci: float, scale: float, unit: str = "seed") -> str:
+    """What the differences table shows, and which test each row's intervals come from; `unit` (seed or
+    world) is what n counts."""
     baseline = diff["baseline"].iloc[0] if len(diff) else "the baseline"
     per_row = "; ".join(f"{tid}: {test}" for tid, test in row_tests(diff).items())
-    return (f"Cells: training set − {baseline} in {metric} ×{scale:g}, mean over seeds "
-            f"[{ci:.0%} t-interval of the difference, clipped to the metric's range] n=seeds. "
-            f"Test per row: {per_row} (paired t on per-seed differences where both ran the same seeds, "
+    return (f"Cells: training set − {baseline} in {metric} ×{scale:g}, mean over {unit}s "
+            f"[{ci:.0%} t-interval of the difference, clipped to the metric's range] n={unit}s. "
+            f"Test per row: {per_row} (paired t on per-{unit} differences where both ran the same {unit}s, "
             f"else Welch t with Welch–Satterthwaite df). {SIGNIFICANT}: the interval excludes 0. "
-            f"{DAGGER}: in-domain for that training set. {FEW}: fewer than 3 seeds (pairs, or the smaller "
-            f"side). No interval: a side has one seed.")
+            f"{DAGGER}: in-domain for that training set. {FEW}: fewer than 3 {unit}s (pairs, or the smaller "
+            f"side). No interval: a side has one {unit}.")
 
 
 def write_markdown(summary: pd.DataFrame, path: Path, title: str, metric: str, ci: float,
-                   scale: float = 100.0, diff: pd.DataFrame | None = None, note: str = "") -> Path:
+                   scale: float = 100.0, diff: pd.DataFrame | None = None, note: str = "", unit: str = "seed") -> Path:
     """report.md: the table plus a legend saying what each mark means (a table must read alone), and
     `note` (where the in-domain cells come from), and when a baseline was given the differences table
-    with its caption."""
-    legend = (f"Cells: mean ± std over seeds (sample std) [{ci:.0%} t-interval, clipped to the metric's "
-              f"range] n=seeds, {metric} ×{scale:g}. **Bold**: best mean per eval set among cells not "
+    with its caption. `unit` (seed, or world: each world's seeds averaged) is what n counts."""
+    over = "worlds (each world's training seeds averaged)" if unit == "world" else "seeds"
+    legend = (f"Cells: mean ± std over {over} (sample std) [{ci:.0%} t-interval, clipped to the metric's "
+              f"range] n={unit}s, {metric} ×{scale:g}. **Bold**: best mean per eval set among cells not "
               f"in-domain. {DAGGER}: in-domain for that training set (not a challenge; excluded from best). "
-              f"{FEW}: fewer than 3 seeds (the interval says little); n=1 has no interval.")
+              f"{FEW}: fewer than 3 {unit}s (the interval says little); n=1 has no interval.")
     parts = [f"# {title}\n\n", markdown_table(summary, scale), "\n\n", legend + (f" {note}" if note else ""), "\n"]
     if diff is not None:
         baseline = diff["baseline"].iloc[0] if len(diff) else "the baseline"
         parts += [f"\n## Differences to {baseline}\n\n", markdown_table(diff, scale, format_difference),
-                  "\n\n", difference_caption(diff, metric, ci, scale), "\n"]
+                  "\n\n", difference_caption(diff, metric, ci, scale, unit), "\n"]
     atomic_write_text(path, parts)
     return path
 

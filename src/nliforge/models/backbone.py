@@ -85,6 +85,8 @@ def _tiny(cfg: Mapping[str, Any], train_texts: Sequence[str]):
 def save_backbone(model, tokenizer, folder: str | Path) -> Path:
     """Save model and tokenizer as a plain HF folder, loadable later as model=pretrained."""
     folder = Path(folder)
+    from nliforge.utils.atomic import share_tree
+
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
-    return folder
+    return share_tree(folder)   # save_pretrained writes model.safetensors 0600 whatever the umask

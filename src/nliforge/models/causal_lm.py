@@ -21,7 +21,7 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
 from nliforge.models.tiny_tokenizer import train_causal_tokenizer
-from nliforge.utils.atomic import build_folder, read_json_file
+from nliforge.utils.atomic import build_folder, read_json_file, share_tree
 from nliforge.utils.progress import progress as progress_bar
 
 META_NAME = "nliforge_lm.json"
@@ -172,5 +172,4 @@ def _save(model: GPT2LMHeadModel, tokenizer: PreTrainedTokenizerFast, folder: Pa
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     (folder / META_NAME).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    for path in folder.iterdir():
-        os.chmod(path, 0o644)
+    share_tree(folder)   # save_pretrained writes model.safetensors 0600; the umask decides

@@ -32,7 +32,7 @@ from nliforge.generation.backends.hf_local import load_causal_lm
 from nliforge.models.nli_generator import (GeneratorExample, NLIGenerator, add_label_tokens, collate,
                                            encode_examples)
 from nliforge.models.tiny_tokenizer import train_causal_tokenizer
-from nliforge.utils.atomic import build_folder
+from nliforge.utils.atomic import build_folder, share_tree
 from nliforge.utils.instantiate import instantiate
 
 GENERATOR_VERSION = 2  # bump when training changes, so folders trained by older code are not reused
@@ -179,5 +179,4 @@ def _save(module: NLIGenerator, tokenizer, folder: Path, meta: dict) -> None:
     meta.update(steps=len(losses), initial_loss=sum(losses[:w]) / w if losses else None,
                 final_loss=sum(losses[-w:]) / w if losses else None, losses=[round(x, 4) for x in losses])
     (folder / META_NAME).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    for path in folder.iterdir():
-        os.chmod(path, 0o644)
+    share_tree(folder)   # save_pretrained writes model.safetensors 0600; the umask decides

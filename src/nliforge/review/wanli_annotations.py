@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from nliforge.errors import NLIDataError
+from nliforge.data.jsonl import jsonl_lines
 from nliforge.data.records import Record, check_unique_uids
 from nliforge.review.crowd import ImportedJudgements, review_judgement
 from nliforge.review.text import normalize_whitespace
@@ -82,16 +83,10 @@ def import_wanli(path: str | os.PathLike, records: Sequence[Record]) -> Imported
     check_unique_uids(records, "review items")
     by_uid = {r.uid: r for r in records}
     by_text = {_texts(r.premise, r.hypothesis): r for r in records}
-    try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except FileNotFoundError:
-        raise NLIDataError(f"{path}: file not found; expected {EXPECTED}") from None
-    except UnicodeDecodeError as err:
-        raise NLIDataError(f"{path}: not UTF-8 text (byte {err.start}); expected {EXPECTED}") from None
+    if not path.is_file():
+        raise NLIDataError(f"{path}: file not found; expected {EXPECTED}")
     out = ImportedJudgements(counts={"annotations": 0})
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for n, line in jsonl_lines(path):   # split on "\n" only: a U+2028 inside a text is no line break
         where = f"{path}:{n}"
         obj = _object(line, where)
         out.append(wanli_judgement(obj, _item(obj, by_uid, by_text, where), where))

@@ -17,6 +17,7 @@ from nliforge.generation.types import GenerationError
 from nliforge.utils.home import cache_root
 from nliforge.serving.vllm import (VLLM_SPEC, ServerSettings, VLLMServer, default_venv, install_venv,
                                    is_vllm_process, served_models, stop_process_group)
+from nliforge.utils.system_errors import system_errors
 
 
 def state_paths(port: int) -> tuple[Path, Path]:
@@ -94,7 +95,9 @@ def main(argv: list[str] | None = None) -> None:
     """Console script `nliforge-vllm`."""
     args = parser().parse_args(argv)
     try:
-        raise SystemExit(run(args))
+        with system_errors():
+            code = run(args)
+        raise SystemExit(code)
     except GenerationError as err:
         print(f"error: {err}", file=sys.stderr)
         raise SystemExit(1) from None

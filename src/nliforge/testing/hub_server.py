@@ -179,7 +179,7 @@ class LocalHubServer(ThreadedServer):
         repo = self._repo(request)
         if repo is None:
             return _error(404, "Repository not found", "RepoNotFound")
-        lines = [json.loads(x) for x in (await request.read()).decode().splitlines() if x.strip()]
+        lines = [json.loads(x) for x in (await request.read()).decode().split("\n") if x.strip()]
         files, header = dict(repo.files), {}
         for line in lines:
             key, value = line["key"], line["value"]

@@ -23,13 +23,67 @@ from typing import Any
 from pathlib import Path
 
 
+def umask() -> int:
+    """The process's umask, read without changing it where Linux says it (/proc/self/status), else by
+    setting and restoring it."""
+    try:
+        for line in Path("/proc/self/status").read_text().split("\n"):
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
+def shared_mode(fd_or_path: int | str | os.PathLike, folder: bool = False) -> None:
+    """Give a file (0666) or folder (0777) that mkstemp/mkdtemp made private the mode `open`/`mkdir`
+    would have given it under the umask: results in a lab's shared project folder stay readable by the
+    group the umask lets read them."""
+    mode = (0o777 if folder else 0o666) & ~umask()
+    if isinstance(fd_or_path, int):
+        os.fchmod(fd_or_path, mode)
+    else:
+        os.chmod(fd_or_path, mode)
+
+
+def share_tree(folder: str | os.PathLike) -> Path:
+    """Every file and folder under `folder` (itself included) given the umask's mode: a library that
+    saves through mkstemp (transformers' `save_pretrained` writes model.safetensors so) leaves 0600."""
+    folder = Path(folder)
+    shared_mode(folder, folder=True)
+    for path in folder.rglob("*"):
+        if not path.is_symlink():
+            shared_mode(path, folder=path.is_dir())
+    return folder
+
+
+def _unnamed_os_error(err: BaseException | None) -> OSError | None:
+    """The OSError without a file name in `err`'s chain (a write to a full disk, which torch's checkpoint
+    writer wraps in its own RuntimeError), or None."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        if isinstance(err, OSError) and err.errno is not None and not err.filename:
+            return err
+        err = err.__cause__ or err.__context__
+    return None
+
+
 @contextlib.contextmanager
 def _temp_sibling(path: Path) -> Iterator[tuple[int, str]]:
     """(descriptor, name) of a new temporary file next to `path`; removed at the end unless renamed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        shared_mode(fd)   # mkstemp's 0600 would survive the rename
         yield fd, tmp
+    except Exception as err:
+        unnamed = _unnamed_os_error(err)
+        if unnamed is None:
+            raise
+        raise OSError(unnamed.errno, unnamed.strerror, str(path)) from err   # a full disk names the file
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -148,7 +202,7 @@ def build_folder(out_dir: str | os.PathLike, build: Callable[[Path], None],
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp", dir=out_dir.parent))
     try:
-        os.chmod(tmp, 0o755)  # mkdtemp makes it private; an output folder should be readable
+        shared_mode(tmp, folder=True)  # mkdtemp makes it private; an output folder follows the umask
         build(tmp)
         if done is not None and done(out_dir):
             shutil.rmtree(tmp, ignore_errors=True)

@@ -22,12 +22,14 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from nliforge.errors import NLIDataError
+from nliforge.utils.system_errors import system_errors
 
 CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")  # the configs shipped in the package (nliforge/conf)
 _OVERRIDE = re.compile(r"^[+~]?(?P<group>[A-Za-z_][\w/]*)(@[\w.]+)?=(?P<value>.*)$")
 _NAME = re.compile(r"[A-Za-z0-9_.\-]+")
 _SEARCHPATH = re.compile(r"^[+~]*hydra\.searchpath=")
 USER_CONFIG_ENV = "NLIFORGE_CONFIG_PATH"
+TRACEBACKS = "NLIFORGE_FULL_ERROR"   # set by run_cli: "1" when the user asked Hydra for full tracebacks
 
 
 def searchpath(args: Sequence[str]) -> list[str] | None:
@@ -241,8 +243,10 @@ def run_cli(hydra_main: Callable[[], None], conf_dir: str | Path, quiet: bool = 
         quiet_libraries()
     user_full_error = os.environ.get("HYDRA_FULL_ERROR") == "1"
     os.environ["HYDRA_FULL_ERROR"] = "1"
+    os.environ[TRACEBACKS] = "1" if user_full_error else "0"   # for the jobs' one_line_errors
     try:
-        hydra_main()
+        with system_errors(enabled=not user_full_error, cleanup=remove_unused_run_dir):
+            hydra_main()
     except HydraException as err:
         if user_full_error:
             raise
@@ -263,7 +267,8 @@ def one_line_errors(*errors: type[BaseException]):
     """Report the listed user-facing errors as one `error: ...` line on stderr and exit 1 (no traceback
     wall), removing the run folder when Hydra's own files are all it holds (see remove_unused_run_dir)."""
     try:
-        yield
+        with system_errors(os.environ.get(TRACEBACKS) != "1", remove_unused_run_dir):   # a full disk, a missing setting
+            yield
     except errors as err:
         remove_unused_run_dir()
         print(f"error: {err}", file=sys.stderr)
@@ -280,7 +285,12 @@ def remove_unused_run_dir() -> Path | None:
         hc = HydraConfig.get()
     except ValueError:                       # not under @hydra.main (tests, library use)
         return None
-    out = Path(hc.runtime.output_dir)
+    try:
+        out = Path(hc.runtime.output_dir)
+    except Exception:   # noqa: BLE001 - Hydra stopped before it set the folder (a missing `${run}`): none made
+        return None
+    if out.resolve() == Path.cwd().resolve():   # hydra.run.dir=. (nliforge-report): the user's folder, not Hydra's
+        return None
     if not out.is_dir() or not {p.name for p in out.iterdir()} <= {".hydra", f"{hc.job.name}.log"}:
         return None
     shutil.rmtree(out, ignore_errors=True)

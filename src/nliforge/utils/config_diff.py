@@ -11,7 +11,7 @@ from typing import Any
 # `*` matches one key or list index (pipeline.generators is a list of generator nodes).
 VOLATILE_KEYS = ("paths", "hydra", "task_name", "logger", "generator.runner", "pipeline.stages",
                  "trainer.enable_progress_bar", "pipeline.progress", "pipeline.generators.*.runner",
-                 "pipeline.rubric.judge.runner")
+                 "pipeline.rubric.judge.runner", "allow_empty")
 
 
 def _volatile(path: str, volatile: Sequence[str] = VOLATILE_KEYS) -> bool:
@@ -58,3 +58,17 @@ def _get(obj: Any, dotted: str) -> Any:
             return "<absent>"
         obj = obj[part]
     return obj
+
+
+def moved_paths(value: Any, old_dir: str, new_dir: str) -> Any:
+    """`value` with every path under a run folder's old place (`old_dir`) moved to its new one: the path
+    keys that follow the folder (`callbacks.checkpoint.dirpath`, a stage's run dirs) are where the run is,
+    not what it makes, so a moved or copied run folder resumes."""
+    old = old_dir.rstrip("/")
+    if isinstance(value, Mapping):
+        return {k: moved_paths(v, old_dir, new_dir) for k, v in value.items()}
+    if isinstance(value, list):
+        return [moved_paths(v, old_dir, new_dir) for v in value]
+    if old and isinstance(value, str) and (value == old or value.startswith(old + "/")):
+        return new_dir.rstrip("/") + value[len(old):]
+    return value
