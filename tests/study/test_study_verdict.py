@@ -73,7 +73,7 @@ def test_claims_are_world_unit_t_tests_and_a_failed_gate_reads_not_tested(hand):
     assert c2.verdict == "not tested (gate fit: 60.0 < 65.0 in world 2)" and c2.holm_m == 0
     assert c1.diagnosis.startswith("c1: b − a on challenge/acc is +6.0 points [+2.1, +9.9] (95% t interval over "
                                    "5 worlds); per world 0: +2.0, 1: +4.0, 2: +6.0, 3: +8.0, 4: +10.0; one-sided "
-                                   "p = 0.007 (greater than 0), Holm p = 0.007 over 1 tests of family F")
+                                   "p = 0.007 (greater than 0), Holm p = 0.007 over 1 test of family F")
 
 
 def test_a_pending_gate_keeps_its_claims_untested(hand):

@@ -116,5 +116,5 @@ def diagnosis(study: Study, r: ClaimResult) -> str:
     if not math.isnan(r.p):
         text += f"; one-sided p = {r.p:.3f} ({c.side} than 0)"
     if r.holm_m:
-        text += f", Holm p = {r.holm_p:.3f} over {r.holm_m} tests of family {c.family}"
+        text += f", Holm p = {r.holm_p:.3f} over {r.holm_m} test{'s' if r.holm_m > 1 else ''} of family {c.family}"
     return text + f"; verdict: {r.verdict}."
