@@ -150,3 +150,12 @@ def test_status_says_what_is_done_what_is_left_and_the_gates(hand):
     lines = status_lines(study, attempt)
     assert lines[0].startswith(f"{attempt}: 19 of 20 runs done · gates: FAILED fit: 60.0 < 65.0 in world 2; ")
     assert lines[1:] == ["  a: 10 done", "  b: 9 done, left: world 3 seed 2"]
+
+
+def test_a_gated_claim_keeps_its_numbers_in_the_diagnosis(hand):
+    study, attempt = hand
+    _, c2 = judge(study, attempt, evaluate_gates(study, attempt))
+    # b − a on test/acc is 0.01 in every world: sd 0, no spread, so p = 0 (the mean is above 0)
+    assert c2.diagnosis == ("c2: b − a on test/acc is +1.0 points [+1.0, +1.0] (95% t interval over 5 worlds); per "
+                            "world 0: +1.0, 1: +1.0, 2: +1.0, 3: +1.0, 4: +1.0; one-sided p = 0.000 (greater than 0); "
+                            "not tested, because a gate it needs did not pass (fit: 60.0 < 65.0 in world 2).")
