@@ -91,3 +91,18 @@ def test_a_key_added_later_with_an_empty_value_changes_no_plan():
     assert ledger.plan_diff({"gates": {"fit": {"arm": "b"}}}, {"gates": {"fit": {"arm": "b", "why": ""}}}) == []
     assert ledger.plan_diff({"gates": {"fit": {"arm": "b"}}}, {"gates": {"fit": {"arm": "b", "why": "x"}}}) == \
         ["gates.fit.why"]
+
+
+def test_fresh_evaluation_data_declared_over_the_same_worlds_is_warned(tmp_path):
+    root = str(tmp_path / "root")
+    first, _, _ = ledger.preregister(load_study(str(write_study(tmp_path))), root)
+    assert ledger.reused_data_warnings(load_study(str(write_study(tmp_path))), first) == []
+    again = load_study(str(write_study(tmp_path, seeds=[1, 2, 3])))
+    second, _ = ledger.amend(again, "a third seed", root)
+    (line,) = ledger.reused_data_warnings(again, second)
+    assert line.startswith("attempt 1 evaluated the same worlds (world.seed in 0, 1, 2, 3, 4) on the same suite")
+    fresh = load_study(str(write_study(tmp_path, seeds=[1, 2, 3], worlds={"key": "world.seed", "values": [5, 6, 7, 8, 9]})))
+    third, _ = ledger.amend(fresh, "new worlds", root)
+    assert ledger.reused_data_warnings(fresh, third) == []
+    corrected = load_study(str(write_study(tmp_path, seeds=[1, 2, 3], evaluation_data="corrected_across_attempts")))
+    assert ledger.reused_data_warnings(corrected, second) == []
