@@ -159,3 +159,11 @@ def test_a_gated_claim_keeps_its_numbers_in_the_diagnosis(hand):
     assert c2.diagnosis == ("c2: b − a on test/acc is +1.0 points [+1.0, +1.0] (95% t interval over 5 worlds); per "
                             "world 0: +1.0, 1: +1.0, 2: +1.0, 3: +1.0, 4: +1.0; one-sided p = 0.000 (greater than 0); "
                             "not tested, because a gate it needs did not pass (fit: 60.0 < 65.0 in world 2).")
+
+
+def test_before_any_run_every_claim_reads_not_run(tmp_path):
+    study = load_study(str(write_study(tmp_path)))
+    attempt = tmp_path / "root" / "hand" / "attempt-1"
+    c1, c2 = judge(study, attempt, evaluate_gates(study, attempt))
+    assert (c1.verdict, c2.verdict) == ("not run", "not run")
+    assert c1.diagnosis == "c1: no world has both b and a done yet."

@@ -78,8 +78,9 @@ def judge(study: Study, attempt: Path, gates: dict[str, GateState]) -> list[Clai
     apply_holm(study, attempt, results)
     for r in results:
         paper = None if r.claim.paper_value is None else r.claim.paper_value / study.scale
+        failed = any(gates[g].status == "failed" for g in r.claim.needs)
         r.verdict = verdict("tested", r.estimate, SIDES[r.claim.side], holm_p=r.holm_p if r.holm_m else None,
-                            paper_value=paper, min_worlds=study.min_worlds, gate=r.gate) if r.per_world or r.gate \
+                            paper_value=paper, min_worlds=study.min_worlds, gate=r.gate) if r.per_world or failed \
             else "not run"
         r.diagnosis = diagnosis(study, r)
     return results
@@ -105,7 +106,7 @@ def diagnosis(study: Study, r: ClaimResult) -> str:
     c, e, s = r.claim, r.estimate, r.scale
     unit = " points" if s == 100 else ""
     if not r.per_world:
-        if r.gate:
+        if r.verdict.startswith("not tested"):
             return f"{c.id}: not tested, because a gate it needs did not pass ({r.gate})."
         return f"{c.id}: no world has both {c.a} and {c.b} done yet."
     worlds = ", ".join(f"{w}: {fmt(v, s, True)}" for w, v in r.per_world.items())
