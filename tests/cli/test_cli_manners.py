@@ -38,6 +38,7 @@ MUST_SHOW = {
     "nliforge-vllm": ["install", "start", "serve", "stop", "status"],
     "nliforge-publish": ["run=", "repo_id=", "set=", "dry_run=", "card.license="],
     "nliforge-data": ["list", "fetch", "check", "NLIFORGE_DATA_DIR"],
+    "nliforge-study": ["preregister", "run", "status", "verdict", "amend", "root="],
 }
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "OMP_NUM_THREADS": "1",
        "WANDB_MODE": "disabled"}

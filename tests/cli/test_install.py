@@ -24,7 +24,8 @@ from nliforge.utils.home import user_conf_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ["nliforge-train", "nliforge-evaluate", "nliforge-generate", "nliforge-review", "nliforge-report",
-           "nliforge-analyze", "nliforge-vllm", "nliforge-publish", "nliforge-data"]
+           "nliforge-analyze", "nliforge-vllm", "nliforge-publish", "nliforge-data",
+           "nliforge-study"]
 
 
 def test_the_configs_are_inside_the_package():

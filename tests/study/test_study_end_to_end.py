@@ -1,12 +1,10 @@
 """conf/study/synthetic_ceiling.yaml (2 arms × 5 worlds, the tiny model, one epoch) from preregister to a
-verdict through `nliforge-study`, with the local launcher and through the local Slurm cluster
-(`hydra/launcher=slurm`, tests/conftest.py's slurm_env). The verdict's numbers are recomputed here from the
-runs' own metrics.csv, independently of the study code."""
+verdict through `nliforge-study` with the local launcher (test_study_slurm.py: the same through Slurm). The
+verdict's numbers are recomputed here from the runs' own metrics.csv, independently of the study code."""
 
 from __future__ import annotations
 
 import csv
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,8 +17,6 @@ from nliforge.study.schema import load_study
 
 CELLS = {"negation": ["synthetic_challenge_negation"], "overlap": ["synthetic_challenge_overlap"],
          "challenge_mean": ["synthetic_challenge_negation", "synthetic_challenge_overlap", "synthetic_challenge_length"]}
-LOCAL_LAUNCHER = ["hydra/launcher=slurm", "hydra.launcher.cpus_per_task=1", "hydra.launcher.mem_gb=1",
-                  "hydra.launcher.timeout_min=20"]
 
 
 def study_cli(*args: str, env: dict | None = None, timeout: int = 1500) -> subprocess.CompletedProcess:
@@ -79,12 +75,3 @@ def test_a_synthetic_study_from_preregister_to_verdict(tmp_path):
     study = load_study("synthetic_ceiling")
     assert sorted(p.parent.parent.name for p in (attempt / "runs").glob("*/world-*/seed-1")) == \
         sorted(a for a in study.arms for _ in range(5))
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(2400)  # a hung launcher fails the test instead of blocking CI
-def test_the_same_study_through_slurm(slurm_env, tmp_path):
-    env = {**os.environ, **slurm_env}
-    attempt = run_study(tmp_path, [*LOCAL_LAUNCHER, "num_threads=1"], env=env)
-    check_verdict(attempt)
-    assert list((attempt / "runs" / "d0" / ".submitit").glob("*_0/*_log.out")), "submitit logs beside the runs"

@@ -116,3 +116,18 @@ def test_attempt_and_jobs_options_take_positive_numbers_only():
             attempt_number(bad)
         with pytest.raises(NLIDataError, match="jobs="):
             parse_jobs(bad)
+
+
+def test_fresh_evaluation_data_declared_over_the_same_worlds_is_warned(tmp_path):
+    root = str(tmp_path / "root")
+    first, _, _ = ledger.preregister(load_study(str(write_study(tmp_path))), root)
+    assert ledger.reused_data_warnings(load_study(str(write_study(tmp_path))), first) == []
+    again = load_study(str(write_study(tmp_path, seeds=[1, 2, 3])))
+    second, _ = ledger.amend(again, "a third seed", root)
+    (line,) = ledger.reused_data_warnings(again, second)
+    assert line.startswith("attempt 1 evaluated the same worlds (world.seed in 0, 1, 2, 3, 4) on the same suite")
+    fresh = load_study(str(write_study(tmp_path, seeds=[1, 2, 3], worlds={"key": "world.seed", "values": [5, 6, 7, 8, 9]})))
+    third, _ = ledger.amend(fresh, "new worlds", root)
+    assert ledger.reused_data_warnings(fresh, third) == []
+    corrected = load_study(str(write_study(tmp_path, seeds=[1, 2, 3], evaluation_data="corrected_across_attempts")))
+    assert ledger.reused_data_warnings(corrected, second) == []

@@ -73,7 +73,7 @@ def test_claims_are_world_unit_t_tests_and_a_failed_gate_reads_not_tested(hand):
     assert c2.verdict == "not tested (gate fit: 60.0 < 65.0 in world 2)" and c2.holm_m == 0
     assert c1.diagnosis.startswith("c1: b − a on challenge/acc is +6.0 points [+2.1, +9.9] (95% t interval over "
                                    "5 worlds); per world 0: +2.0, 1: +4.0, 2: +6.0, 3: +8.0, 4: +10.0; one-sided "
-                                   "p = 0.007 (greater than 0), Holm p = 0.007 over 1 tests of family F")
+                                   "p = 0.007 (greater than 0), Holm p = 0.007 over 1 test of family F")
 
 
 def test_a_pending_gate_keeps_its_claims_untested(hand):
@@ -150,3 +150,20 @@ def test_status_says_what_is_done_what_is_left_and_the_gates(hand):
     lines = status_lines(study, attempt)
     assert lines[0].startswith(f"{attempt}: 19 of 20 runs done · gates: FAILED fit: 60.0 < 65.0 in world 2; ")
     assert lines[1:] == ["  a: 10 done", "  b: 9 done, left: world 3 seed 2"]
+
+
+def test_a_gated_claim_keeps_its_numbers_in_the_diagnosis(hand):
+    study, attempt = hand
+    _, c2 = judge(study, attempt, evaluate_gates(study, attempt))
+    # b − a on test/acc is 0.01 in every world: sd 0, no spread, so p = 0 (the mean is above 0)
+    assert c2.diagnosis == ("c2: b − a on test/acc is +1.0 points [+1.0, +1.0] (95% t interval over 5 worlds); per "
+                            "world 0: +1.0, 1: +1.0, 2: +1.0, 3: +1.0, 4: +1.0; one-sided p = 0.000 (greater than 0); "
+                            "not tested, because a gate it needs did not pass (fit: 60.0 < 65.0 in world 2).")
+
+
+def test_before_any_run_every_claim_reads_not_run(tmp_path):
+    study = load_study(str(write_study(tmp_path)))
+    attempt = tmp_path / "root" / "hand" / "attempt-1"
+    c1, c2 = judge(study, attempt, evaluate_gates(study, attempt))
+    assert (c1.verdict, c2.verdict) == ("not run", "not run")
+    assert c1.diagnosis == "c1: no world has both b and a done yet."

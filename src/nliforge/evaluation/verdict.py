@@ -38,8 +38,8 @@ VERDICTS = {
                   "stated tolerance; otherwise `not calibrated`",
     "descriptive": "a measurement reported beside a claim, with no pass/fail criterion (a cost, a diagnosis, "
                    "a comparison nobody stated in advance); it counts neither for nor against the paper",
-    "not tested": "a claim whose pre-registered gate failed (the set-up could not answer it): `not tested (gate "
-                  "NAME: the gate's numbers)`; it counts neither for nor against the paper",
+    "not tested": "a claim whose pre-registered gate failed (the set-up could not answer it) or has not finished: "
+                  "`not tested (gate NAME: the gate's numbers)`; it counts neither for nor against the paper",
     "not run": "the experiment exists as a command, but no result file does",
 }
 

@@ -78,8 +78,9 @@ def judge(study: Study, attempt: Path, gates: dict[str, GateState]) -> list[Clai
     apply_holm(study, attempt, results)
     for r in results:
         paper = None if r.claim.paper_value is None else r.claim.paper_value / study.scale
+        failed = any(gates[g].status == "failed" for g in r.claim.needs)
         r.verdict = verdict("tested", r.estimate, SIDES[r.claim.side], holm_p=r.holm_p if r.holm_m else None,
-                            paper_value=paper, min_worlds=study.min_worlds, gate=r.gate) if r.per_world or r.gate \
+                            paper_value=paper, min_worlds=study.min_worlds, gate=r.gate) if r.per_world or failed \
             else "not run"
         r.diagnosis = diagnosis(study, r)
     return results
@@ -104,9 +105,9 @@ def diagnosis(study: Study, r: ClaimResult) -> str:
     """One sentence from the numbers: the estimate, its interval, the per-world values, p, Holm, and why the word."""
     c, e, s = r.claim, r.estimate, r.scale
     unit = " points" if s == 100 else ""
-    if r.gate:
-        return f"{c.id}: not tested, because a gate it needs did not pass ({r.gate})."
     if not r.per_world:
+        if r.verdict.startswith("not tested"):
+            return f"{c.id}: not tested, because a gate it needs did not pass ({r.gate})."
         return f"{c.id}: no world has both {c.a} and {c.b} done yet."
     worlds = ", ".join(f"{w}: {fmt(v, s, True)}" for w, v in r.per_world.items())
     text = f"{c.id}: {c.contrast} on {c.metric} is {fmt(e.estimate, s, True)}{unit}"
@@ -115,6 +116,8 @@ def diagnosis(study: Study, r: ClaimResult) -> str:
     text += f"; per world {worlds}"
     if not math.isnan(r.p):
         text += f"; one-sided p = {r.p:.3f} ({c.side} than 0)"
+    if r.gate:
+        return text + f"; not tested, because a gate it needs did not pass ({r.gate})."
     if r.holm_m:
-        text += f", Holm p = {r.holm_p:.3f} over {r.holm_m} tests of family {c.family}"
+        text += f", Holm p = {r.holm_p:.3f} over {r.holm_m} test{'s' if r.holm_m > 1 else ''} of family {c.family}"
     return text + f"; verdict: {r.verdict}."

@@ -75,7 +75,8 @@ def verdict(study: Study, root: str | None, wandb: bool = False, number: int | N
         rescore(study, attempt)
     gates = evaluate_gates(study, attempt)
     results = judge(study, attempt, gates)
-    warnings = missing_cells(study, attempt) + environment_warnings(study, attempt)
+    warnings = [*missing_cells(study, attempt), *environment_warnings(study, attempt),
+                *ledger.reused_data_warnings(study, attempt)]
     files = write_verdict(study, attempt, lock, gates, results, warnings)
     ledger.append_entry(attempt.parent, "verdict", {"attempt": lock["attempt"], "claims_csv_sha256":
                         ledger.sha256((attempt / "claims.csv").read_text()),

@@ -194,3 +194,18 @@ def mark_superseded(attempt: Path, by: int, reason: str) -> None:
 def superseded_by(attempt: Path) -> int | None:
     note = attempt / "superseded.json"
     return read_json_file(note)["by_attempt"] if note.is_file() else None
+
+
+def reused_data_warnings(study: Study, attempt: Path) -> list[str]:
+    """With `fresh_per_attempt`, a sentence per earlier attempt that evaluated the same worlds on the same suite."""
+    if study.evaluation_data != "fresh_per_attempt":
+        return []
+    plan, out = study.plan(), []
+    for n in attempt_numbers(attempt.parent):
+        old = read_lock(attempt.parent / f"attempt-{n}")["plan"]
+        if n < read_lock(attempt)["attempt"] and old["worlds"] == plan["worlds"] and old["suite"] == plan["suite"] \
+                and set(old["claims"]) & set(plan["claims"]):
+            out.append(f"attempt {n} evaluated the same worlds ({plan['worlds']['key']} in "
+                       f"{', '.join(map(str, plan['worlds']['values']))}) on the same suite, yet this study declares "
+                       "evaluation_data: fresh_per_attempt; with corrected_across_attempts its tests would join Holm")
+    return out

@@ -70,10 +70,14 @@ def cluster_launcher(extra: Sequence[str]) -> bool:
     return any(a.startswith("hydra/launcher=") and not a.endswith("=basic") for a in extra)
 
 
-def run_study(study: Study, attempt: Path, extra: Sequence[str] = (), say: Callable[[str], None] = print,
+def say_now(line: str) -> None:
+    print(line, flush=True)     # a progress line reaches a log file (nohup, a batch job) when it happens
+
+
+def run_study(study: Study, attempt: Path, extra: Sequence[str] = (), say: Callable[[str], None] = say_now,
               poll_s: float = 2.0, jobs: int = 1) -> int:
-    """Train every unfinished run; returns the number of runs that failed (0: all done). Locally `jobs` groups
-    (an arm and seed over the worlds) run at once; a cluster launcher gets every group at once."""
+    """Train every unfinished run; returns the number of runs still unfinished (0: all done). Locally `jobs`
+    groups (an arm and seed over the worlds) run at once; a cluster launcher gets every group at once."""
     extra = check_run_args(extra)
     total, todo = len(study.run_names()), pending(study, attempt)
     say(f"{total} runs ({len(study.worlds.values)} worlds × {len(study.arms)} arms × {len(study.seeds)} seeds): "
@@ -83,7 +87,7 @@ def run_study(study: Study, attempt: Path, extra: Sequence[str] = (), say: Calla
     batches = [(arm, seed, worlds) for (arm, seed), worlds in groups(todo).items()]
     at_once = float("inf") if cluster_launcher(extra) else max(1, jobs)
     running: list[tuple[subprocess.Popen, Path]] = []
-    waiting, reported, failed_groups = list(batches), set(), []
+    waiting, reported = list(batches), set()
     while waiting or running:
         while waiting and len(running) < at_once:
             arm, seed, worlds = waiting.pop(0)
@@ -96,7 +100,6 @@ def run_study(study: Study, attempt: Path, extra: Sequence[str] = (), say: Calla
         for proc, log in [(p, lg) for p, lg in running if p.poll() is not None]:
             running.remove((proc, log))
             if proc.returncode:
-                failed_groups.append(log)
                 say(f"error: {log.name.removesuffix('.log')} failed (exit {proc.returncode}): {last_error(log)}; "
                     f"log: {log}")
     _report_progress(study, attempt, todo, reported, total, say)
@@ -120,7 +123,7 @@ def last_error(log: Path) -> str:
     return (errors or lines or ["(empty log)"])[-1][:400]
 
 
-def rescore(study: Study, attempt: Path, say: Callable[[str], None] = print) -> None:
+def rescore(study: Study, attempt: Path, say: Callable[[str], None] = say_now) -> None:
     """Score each `rescore` suite on every kept model into <run>/rescore/<suite>/ (skipped when there)."""
     world_args = [a for a in study.base if a.lstrip("+").startswith("world")] + list(study.worlds.fixed)
     for w, a, s in study.run_names():
