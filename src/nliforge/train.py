@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -163,29 +164,21 @@ def read_inputs(cfg: DictConfig) -> dict:
             "bias": frozen_bias(cfg, ts.records) if poe is not None else None}
 
 
-def train(cfg: DictConfig) -> dict:
-    """Train, evaluate the suite, write metrics.csv, dynamics and the data map. Returns the results.
-
-    The run folder holds this run alone (nliforge.utils.run_dir): a folder holding another run is refused
-    unless this is its resume (`ckpt_path=last`) or `overwrite_output=true`, and it is locked while the
-    run writes it. A SIGTERM (or a cluster's early warning) stops the run with a resumable checkpoint and
-    a non-zero exit (`Preempted`, nliforge.models.preemption)."""
+def preflight(cfg: DictConfig) -> dict:
+    """Every check that needs no training input: the settings, the run folder (a new run into one holding a
+    run, a resume into a finished one), the resume's config and its checkpoint (digest, plain data, a
+    Lightning checkpoint, finite weights). Writes nothing; `nliforge-train` runs it before Hydra makes the
+    run folder (`Preflight`), `train` again (the checkpoint is read once)."""
     from nliforge.data.registry import check_jsonl_paths
     from nliforge.utils.model_folder import check_model_folder
 
     # a mistyped model folder or data file is refused before torch and Lightning load (~7 CPU-s of imports)
     check_model_folder(cfg.model.get("backbone", {}).get("name_or_path"), "model.backbone.name_or_path")
     check_jsonl_paths(cfg.data.get("train_sets"), "data.train_sets")
-    import lightning as L
-
-    from nliforge.data.training_set import write_training_manifest
-    from nliforge.models.checkpoint_io import check_checkpoint_file
+    from nliforge.models.checkpoint_io import verify_checkpoint
     from nliforge.models.resume import check_resume_config, checkpoint_dir, ckpt_setting, resume_checkpoint
-    from nliforge.utils.run import configure_process, prepare_output_dir
-    from nliforge.utils.run_dir import check_run_dir, empty_run_dir, run_dir_lock
+    from nliforge.utils.run_dir import check_run_dir
 
-    configure_process(cfg)
-    L.seed_everything(int(cfg.seed), workers=True)
     check_run_settings(cfg)
     out, overwrite = Path(cfg.paths.output_dir), bool(cfg.get("overwrite_output", False))
     ckpt = ckpt_setting(cfg, out)
@@ -193,15 +186,43 @@ def train(cfg: DictConfig) -> dict:
     if rank_zero:
         check_run_dir(out, ckpt, overwrite)
     resume_from = resume_checkpoint(ckpt, checkpoint_dir(cfg))
-    check_resume_config(cfg, out, resume_from)
+    changed = check_resume_config(cfg, out, resume_from, keep_old=False)
     if resume_from is not None:
-        check_checkpoint_file(resume_from)   # a torn or foreign file: one line, before anything is written
+        verify_checkpoint(resume_from)   # torn, changed, foreign, pickled code, NaN: one line, nothing written
+    return {"out": out, "overwrite": overwrite, "ckpt": ckpt, "rank_zero": rank_zero, "resume_from": resume_from,
+            "config_changed": changed is not None}
+
+
+def train(cfg: DictConfig, on_accepted: Callable[[Path], None] | None = None) -> dict:
+    """Train, evaluate the suite, write metrics.csv, dynamics and the data map. Returns the results.
+
+    The run folder holds this run alone (nliforge.utils.run_dir): a folder holding another run is refused
+    unless this is its resume (`ckpt_path=last`) or `overwrite_output=true`, a finished run's results are
+    never overwritten, and it is locked while the run writes it. Every check (`preflight`, then the inputs)
+    comes before the first file is written; `on_accepted(out)` runs then (the console script writes Hydra's
+    record there). A SIGTERM (or a cluster's early warning) stops the run with a resumable checkpoint and a
+    non-zero exit (`Preempted`, nliforge.models.preemption)."""
+    import lightning as L
+
+    from nliforge.data.training_set import write_training_manifest
+    from nliforge.models.resume import keep_config_before_resume
+    from nliforge.utils.run import configure_process, prepare_output_dir
+    from nliforge.utils.run_dir import check_run_dir, empty_run_dir, run_dir_lock
+
+    configure_process(cfg)
+    L.seed_everything(int(cfg.seed), workers=True)
+    checked = preflight(cfg)
+    out, rank_zero, resume_from = checked["out"], checked["rank_zero"], checked["resume_from"]
     inputs = read_inputs(cfg)
     with run_dir_lock(out) if rank_zero else nullcontext():
         if rank_zero:
-            check_run_dir(out, ckpt, overwrite)   # again, holding the lock: a run may have ended meanwhile
-            if overwrite:
+            check_run_dir(out, checked["ckpt"], checked["overwrite"])   # again, holding the lock: a run may have ended
+            if checked["overwrite"]:
                 empty_run_dir(out)
+            if checked["config_changed"]:
+                keep_config_before_resume(out)
+            if on_accepted is not None:
+                on_accepted(out)
             prepare_output_dir(cfg)
             bias = inputs["bias"]
             write_training_manifest(inputs["ts"], cfg, out,
@@ -287,8 +308,14 @@ def _hydra_main(cfg: DictConfig) -> None:
     from nliforge.evaluation.run_table import run_table
     from nliforge.utils.environment import unpinned
 
+    from nliforge.utils.run_start import release_run_log, write_hydra_record
+
+    def accepted(out: Path) -> None:   # every check passed: Hydra's record and the log file may be written
+        write_hydra_record(out, cfg)
+        release_run_log()
+
     with one_line_errors(NLIDataError):   # expected refusals: one `error:` line, no traceback
-        results = train(cfg)
+        results = train(cfg, on_accepted=accepted)
     table = run_table(results)
     if table:   # the table the README shows for the demo (accuracy %, this run's seed)
         print(f"\n{cfg.get('task_name', 'run')}, seed {cfg.seed}: accuracy % (from metrics.csv)\n{table}\n")

@@ -11,7 +11,7 @@ from omegaconf import DictConfig, OmegaConf
 from nliforge.errors import NLIDataError
 from nliforge.generation.types import Failure, GenerationRequest, Sampling
 from nliforge.engine.classifier import ClassifierRun, classifier_training_config, train_classifier
-from nliforge.engine.classifier_reuse import OUT, copy_kept, keep, reuse_key
+from nliforge.engine.classifier_reuse import OUT, copy_kept, expected_epochs, keep, reuse_key
 from nliforge.engine.stages import Stage, StageContext, StageOutput, stage
 
 CACHE_FILE = "llm_cache.sqlite"
@@ -39,12 +39,14 @@ def classifier_stage(ctx: StageContext) -> StageOutput:
     reused = False
     if not settings.get("run_dir"):
         reuse_dir = settings.get("reuse")
-        key = reuse_key(classifier_training_config(ctx.cfg, OUT)) if reuse_dir else None
-        reused = key is not None and not out.exists() and copy_kept(reuse_dir, key, out)
+        training = classifier_training_config(ctx.cfg, OUT) if reuse_dir else None
+        key = reuse_key(training) if training is not None else None
+        expect = expected_epochs(training) if key is not None else {}
+        reused = key is not None and not out.exists() and copy_kept(reuse_dir, key, out, expect)
         if not reused:
             train_classifier(ctx.cfg, out)
             if key is not None:
-                keep(out, reuse_dir, key)
+                keep(out, reuse_dir, key, expect)
     run = classifier_run(ctx.cfg)
     n = len(run.train_records())
     return StageOutput([{"uid": "classifier", "run_dir": str(out), "train_examples": n,
