@@ -308,11 +308,11 @@ def _hydra_main(cfg: DictConfig) -> None:
     from nliforge.evaluation.run_table import run_table
     from nliforge.utils.environment import unpinned
 
-    from nliforge.utils.run_start import release_run_log, write_hydra_record
+    from nliforge.utils.run_start import accept_run_log, write_hydra_record
 
     def accepted(out: Path) -> None:   # every check passed: Hydra's record and the log file may be written
         write_hydra_record(out, cfg)
-        release_run_log()
+        accept_run_log()
 
     with one_line_errors(NLIDataError):   # expected refusals: one `error:` line, no traceback
         results = train(cfg, on_accepted=accepted)

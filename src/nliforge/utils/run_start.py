@@ -9,7 +9,7 @@ point that uses this module instead:
 
 * sets `hydra.output_subdir: null` and writes the same record itself with `write_hydra_record`, once
   every check has passed and it holds the folder's lock;
-* logs to the file through `HeldFileHandler`, which keeps the records in memory until `release_run_log()`
+* logs to the file through `HeldFileHandler`, which keeps the records in memory until `accept_run_log()`
   (a refused run's lines go to the console only);
 * runs its checks in `Preflight` (a Hydra callback, `on_run_start`), before Hydra makes the folder at all,
   and notes whether the folder existed, so that only a folder this run made is removed when it is refused.
@@ -32,32 +32,33 @@ _existed: dict[str, bool] = {}
 
 
 class HeldFileHandler(logging.FileHandler):
-    """A FileHandler that opens its file and writes what it holds only after `release()`."""
+    """A FileHandler that opens its file and writes what it holds only after `accept()` (not `release`:
+    that is logging.Handler's lock)."""
 
     def __init__(self, filename: str, mode: str = "a", encoding: str | None = None, delay: bool = True,
                  errors: str | None = None) -> None:
         super().__init__(filename, mode, encoding, delay=True, errors=errors)
         self.held: list[logging.LogRecord] = []
-        self.released = False
+        self.accepted = False
 
     def emit(self, record: logging.LogRecord) -> None:
-        if self.released:
+        if self.accepted:
             super().emit(record)
         elif len(self.held) < HELD_MAX:
             self.held.append(record)
 
-    def release(self) -> None:
-        self.released = True
+    def accept(self) -> None:
+        self.accepted = True
         held, self.held = self.held, []
         for record in held:
             super().emit(record)
 
 
-def release_run_log() -> None:
+def accept_run_log() -> None:
     """Let every held log file of this process write (the run is accepted)."""
     for handler in logging.getLogger().handlers:
         if isinstance(handler, HeldFileHandler):
-            handler.release()
+            handler.accept()
 
 
 def write_hydra_record(out: Path, task_cfg: DictConfig) -> None:
