@@ -69,7 +69,7 @@ def test_overwrite_output_empties_the_folder_then_trains_one_run(tmp_path):
     out = tmp_path / "run"
     earlier_run(out)
     train(cfg_for(out, tmp_path / "cache", ["seed=1", "overwrite_output=true"]))
-    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["last.ckpt"]   # no last-v1.ckpt
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["last.ckpt", "last.ckpt.digest.json"]   # no -v1
     assert not (out / "dynamics").exists()          # the earlier run's dynamics went with it
     assert "seed: 1" in (out / "config.yaml").read_text()
     assert torch.load(out / "checkpoints" / "last.ckpt", weights_only=True)["global_step"] > 0

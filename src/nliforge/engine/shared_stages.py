@@ -4,6 +4,7 @@ and `generate` (every prompt row through the configured generator, via the exact
 from __future__ import annotations
 
 import hashlib
+import logging
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
@@ -13,7 +14,9 @@ from nliforge.generation.types import Failure, GenerationRequest, Sampling
 from nliforge.engine.classifier import ClassifierRun, classifier_training_config, train_classifier
 from nliforge.engine.classifier_reuse import OUT, copy_kept, expected_epochs, keep, reuse_key
 from nliforge.engine.stages import Stage, StageContext, StageOutput, stage
+from nliforge.utils.run_dir import finished_results
 
+log = logging.getLogger(__name__)
 CACHE_FILE = "llm_cache.sqlite"
 PROMPT_FIELDS = ("uid", "prompt", "prompt_hash")   # what `generate_from` reads of a prompt row
 CHAT_FIELDS = ("messages",)                        # and, for a chat generator (`generator.chat: true`)
@@ -43,7 +46,9 @@ def classifier_stage(ctx: StageContext) -> StageOutput:
         key = reuse_key(training) if training is not None else None
         expect = expected_epochs(training) if key is not None else {}
         reused = key is not None and not out.exists() and copy_kept(reuse_dir, key, out, expect)
-        if not reused:
+        if not reused and len(finished_results(out)) == 2:   # trained before the stage was recorded (a kill between)
+            log.info("classifier: %s holds a finished run (metrics.csv, model/); kept as it is", out)
+        elif not reused:
             train_classifier(ctx.cfg, out)
             if key is not None:
                 keep(out, reuse_dir, key, expect)

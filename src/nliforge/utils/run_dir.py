@@ -33,12 +33,17 @@ def run_markers(out: Path) -> list[str]:
     return [name for name in RUN_MARKERS if (out / name).exists()]
 
 
+def finished_results(out: Path) -> list[str]:
+    """The results of a finished run that `out` holds (metrics.csv, model)."""
+    return [name for name in RESULTS if (out / name).exists()]
+
+
 def check_run_dir(out: Path, ckpt_path: str | None, overwrite: bool) -> None:
     """Refuse a new run into a folder that holds one, naming what it holds and the ways on."""
     if out.exists() and not out.is_dir():
         raise NLIDataError(f"paths.output_dir={str(out)!r}: is a file, not a folder")
     held = run_markers(out)
-    results = [name for name in RESULTS if (out / name).exists()]
+    results = finished_results(out)
     if ckpt_path == "last" and results and not overwrite:
         raise NLIDataError(f"paths.output_dir={str(out)!r} holds a finished run's results ({', '.join(results)}); "
                            "a resume would overwrite them. To train it further, start a new folder from its "
