@@ -221,8 +221,9 @@ def train(cfg: DictConfig, on_accepted: Callable[[Path], None] | None = None) ->
                 empty_run_dir(out)
             if checked["config_changed"]:
                 keep_config_before_resume(out)
-            if on_accepted is not None:
-                on_accepted(out)
+        if on_accepted is not None:   # every rank: its log file may open; rank 0 writes the record
+            on_accepted(out)
+        if rank_zero:
             prepare_output_dir(cfg)
             bias = inputs["bias"]
             write_training_manifest(inputs["ts"], cfg, out,
@@ -311,7 +312,8 @@ def _hydra_main(cfg: DictConfig) -> None:
     from nliforge.utils.run_start import accept_run_log, write_hydra_record
 
     def accepted(out: Path) -> None:   # every check passed: Hydra's record and the log file may be written
-        write_hydra_record(out, cfg)
+        if is_rank_zero():
+            write_hydra_record(out, cfg)
         accept_run_log()
 
     with one_line_errors(NLIDataError):   # expected refusals: one `error:` line, no traceback
