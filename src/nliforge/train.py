@@ -15,6 +15,7 @@ import hydra
 from omegaconf import DictConfig
 
 from nliforge.errors import NLIDataError
+from nliforge.train_checks import check_run_settings, is_rank_zero, preflight  # noqa: F401 - re-exported
 from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 
 if TYPE_CHECKING:
@@ -106,14 +107,6 @@ def frozen_bias(cfg: DictConfig, records) -> BiasTable | None:
     return table
 
 
-def is_rank_zero() -> bool:
-    """True in the process that writes files: the only one, or rank 0 of a DDP run (from the launcher's
-    or Slurm's environment, read by Lightning at import)."""
-    from lightning.fabric.utilities.rank_zero import rank_zero_only
-
-    return getattr(rank_zero_only, "rank", 0) == 0
-
-
 def compile_backbone(module: NLIClassifier, settings: DictConfig | None) -> None:
     """`compile.enabled`: torch.compile the backbone in place (`nn.Module.compile`), so checkpoints and
     the saved model keep their usual parameter names. Pays off on GPUs and long runs, not tiny CPU ones."""
@@ -135,19 +128,6 @@ def check_distributed(cfg: DictConfig, trainer) -> None:
                            f"over {trainer.world_size} processes (trainer.devices x trainer.num_nodes)")
 
 
-def check_run_settings(cfg: DictConfig) -> None:
-    """Settings that no type or range check sees, checked before the run folder gets any file."""
-    from nliforge.models.positions import check_max_length
-
-    if cfg.model.get("kind") == "generator":
-        raise NLIDataError("model: this is a Z-Aug generator config (kind: generator); nliforge-train needs a "
-                           "classifier model (tiny, minilm, roberta_large, ...). Generators train in pipeline=zaug.")
-    check_max_length(cfg.model.backbone, int(cfg.data.max_length), "model.max_length")
-    if cfg.get("overwrite_output", False) and cfg.get("ckpt_path") is not None:
-        raise NLIDataError(f"overwrite_output=true empties the run folder: it cannot also resume from "
-                           f"ckpt_path={cfg.get('ckpt_path')}")
-
-
 def read_inputs(cfg: DictConfig) -> dict:
     """Training set, suite, validation sets, input view, product-of-experts settings and the frozen bias
     expert: every input validated before the run folder gets any file."""
@@ -162,35 +142,6 @@ def read_inputs(cfg: DictConfig) -> dict:
     return {"ts": ts, "eval_sets": eval_sets, "val_sets": pick_val_sets(cfg, eval_sets),
             "view": check_input(model_input(cfg)), "poe": poe,
             "bias": frozen_bias(cfg, ts.records) if poe is not None else None}
-
-
-def preflight(cfg: DictConfig) -> dict:
-    """Every check that needs no training input: the settings, the run folder (a new run into one holding a
-    run, a resume into a finished one), the resume's config and its checkpoint (digest, plain data, a
-    Lightning checkpoint, finite weights). Writes nothing; `nliforge-train` runs it before Hydra makes the
-    run folder (`Preflight`), `train` again (the checkpoint is read once)."""
-    from nliforge.data.registry import check_jsonl_paths
-    from nliforge.utils.model_folder import check_model_folder
-
-    # a mistyped model folder or data file is refused before torch and Lightning load (~7 CPU-s of imports)
-    check_model_folder(cfg.model.get("backbone", {}).get("name_or_path"), "model.backbone.name_or_path")
-    check_jsonl_paths(cfg.data.get("train_sets"), "data.train_sets")
-    from nliforge.models.checkpoint_io import verify_checkpoint
-    from nliforge.models.resume import check_resume_config, checkpoint_dir, ckpt_setting, resume_checkpoint
-    from nliforge.utils.run_dir import check_run_dir
-
-    check_run_settings(cfg)
-    out, overwrite = Path(cfg.paths.output_dir), bool(cfg.get("overwrite_output", False))
-    ckpt = ckpt_setting(cfg, out)
-    rank_zero = is_rank_zero()   # under DDP every process runs train(); one writes the run folder
-    if rank_zero:
-        check_run_dir(out, ckpt, overwrite)
-    resume_from = resume_checkpoint(ckpt, checkpoint_dir(cfg))
-    changed = check_resume_config(cfg, out, resume_from, keep_old=False)
-    if resume_from is not None:
-        verify_checkpoint(resume_from)   # torn, changed, foreign, pickled code, NaN: one line, nothing written
-    return {"out": out, "overwrite": overwrite, "ckpt": ckpt, "rank_zero": rank_zero, "resume_from": resume_from,
-            "config_changed": changed is not None}
 
 
 def train(cfg: DictConfig, on_accepted: Callable[[Path], None] | None = None) -> dict:
