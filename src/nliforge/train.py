@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,6 +15,7 @@ import hydra
 from omegaconf import DictConfig
 
 from nliforge.errors import NLIDataError
+from nliforge.train_checks import check_run_settings, is_rank_zero, preflight  # noqa: F401 - re-exported
 from nliforge.utils.cli import CONF_DIR, one_line_errors, run_cli
 
 if TYPE_CHECKING:
@@ -105,14 +107,6 @@ def frozen_bias(cfg: DictConfig, records) -> BiasTable | None:
     return table
 
 
-def is_rank_zero() -> bool:
-    """True in the process that writes files: the only one, or rank 0 of a DDP run (from the launcher's
-    or Slurm's environment, read by Lightning at import)."""
-    from lightning.fabric.utilities.rank_zero import rank_zero_only
-
-    return getattr(rank_zero_only, "rank", 0) == 0
-
-
 def compile_backbone(module: NLIClassifier, settings: DictConfig | None) -> None:
     """`compile.enabled`: torch.compile the backbone in place (`nn.Module.compile`), so checkpoints and
     the saved model keep their usual parameter names. Pays off on GPUs and long runs, not tiny CPU ones."""
@@ -134,19 +128,6 @@ def check_distributed(cfg: DictConfig, trainer) -> None:
                            f"over {trainer.world_size} processes (trainer.devices x trainer.num_nodes)")
 
 
-def check_run_settings(cfg: DictConfig) -> None:
-    """Settings that no type or range check sees, checked before the run folder gets any file."""
-    from nliforge.models.positions import check_max_length
-
-    if cfg.model.get("kind") == "generator":
-        raise NLIDataError("model: this is a Z-Aug generator config (kind: generator); nliforge-train needs a "
-                           "classifier model (tiny, minilm, roberta_large, ...). Generators train in pipeline=zaug.")
-    check_max_length(cfg.model.backbone, int(cfg.data.max_length), "model.max_length")
-    if cfg.get("overwrite_output", False) and cfg.get("ckpt_path") is not None:
-        raise NLIDataError(f"overwrite_output=true empties the run folder: it cannot also resume from "
-                           f"ckpt_path={cfg.get('ckpt_path')}")
-
-
 def read_inputs(cfg: DictConfig) -> dict:
     """Training set, suite, validation sets, input view, product-of-experts settings and the frozen bias
     expert: every input validated before the run folder gets any file."""
@@ -163,45 +144,37 @@ def read_inputs(cfg: DictConfig) -> dict:
             "bias": frozen_bias(cfg, ts.records) if poe is not None else None}
 
 
-def train(cfg: DictConfig) -> dict:
+def train(cfg: DictConfig, on_accepted: Callable[[Path], None] | None = None) -> dict:
     """Train, evaluate the suite, write metrics.csv, dynamics and the data map. Returns the results.
 
     The run folder holds this run alone (nliforge.utils.run_dir): a folder holding another run is refused
-    unless this is its resume (`ckpt_path=last`) or `overwrite_output=true`, and it is locked while the
-    run writes it. A SIGTERM (or a cluster's early warning) stops the run with a resumable checkpoint and
-    a non-zero exit (`Preempted`, nliforge.models.preemption)."""
-    from nliforge.data.registry import check_jsonl_paths
-    from nliforge.utils.model_folder import check_model_folder
-
-    # a mistyped model folder or data file is refused before torch and Lightning load (~7 CPU-s of imports)
-    check_model_folder(cfg.model.get("backbone", {}).get("name_or_path"), "model.backbone.name_or_path")
-    check_jsonl_paths(cfg.data.get("train_sets"), "data.train_sets")
+    unless this is its resume (`ckpt_path=last`) or `overwrite_output=true`, a finished run's results are
+    never overwritten, and it is locked while the run writes it. Every check (`preflight`, then the inputs)
+    comes before the first file is written; `on_accepted(out)` runs then (the console script writes Hydra's
+    record there). A SIGTERM (or a cluster's early warning) stops the run with a resumable checkpoint and a
+    non-zero exit (`Preempted`, nliforge.models.preemption)."""
     import lightning as L
 
     from nliforge.data.training_set import write_training_manifest
-    from nliforge.models.checkpoint_io import check_checkpoint_file
-    from nliforge.models.resume import check_resume_config, checkpoint_dir, ckpt_setting, resume_checkpoint
+    from nliforge.models.resume import keep_config_before_resume
     from nliforge.utils.run import configure_process, prepare_output_dir
     from nliforge.utils.run_dir import check_run_dir, empty_run_dir, run_dir_lock
 
     configure_process(cfg)
     L.seed_everything(int(cfg.seed), workers=True)
-    check_run_settings(cfg)
-    out, overwrite = Path(cfg.paths.output_dir), bool(cfg.get("overwrite_output", False))
-    ckpt = ckpt_setting(cfg, out)
-    rank_zero = is_rank_zero()   # under DDP every process runs train(); one writes the run folder
-    if rank_zero:
-        check_run_dir(out, ckpt, overwrite)
-    resume_from = resume_checkpoint(ckpt, checkpoint_dir(cfg))
-    check_resume_config(cfg, out, resume_from)
-    if resume_from is not None:
-        check_checkpoint_file(resume_from)   # a torn or foreign file: one line, before anything is written
+    checked = preflight(cfg)
+    out, rank_zero, resume_from = checked["out"], checked["rank_zero"], checked["resume_from"]
     inputs = read_inputs(cfg)
     with run_dir_lock(out) if rank_zero else nullcontext():
         if rank_zero:
-            check_run_dir(out, ckpt, overwrite)   # again, holding the lock: a run may have ended meanwhile
-            if overwrite:
+            check_run_dir(out, checked["ckpt"], checked["overwrite"])   # again, holding the lock: a run may have ended
+            if checked["overwrite"]:
                 empty_run_dir(out)
+            if checked["config_changed"]:
+                keep_config_before_resume(out)
+        if on_accepted is not None:   # every rank: its log file may open; rank 0 writes the record
+            on_accepted(out)
+        if rank_zero:
             prepare_output_dir(cfg)
             bias = inputs["bias"]
             write_training_manifest(inputs["ts"], cfg, out,
@@ -287,8 +260,15 @@ def _hydra_main(cfg: DictConfig) -> None:
     from nliforge.evaluation.run_table import run_table
     from nliforge.utils.environment import unpinned
 
+    from nliforge.utils.run_start import accept_run_log, write_hydra_record
+
+    def accepted(out: Path) -> None:   # every check passed: Hydra's record and the log file may be written
+        if is_rank_zero():
+            write_hydra_record(out, cfg)
+        accept_run_log()
+
     with one_line_errors(NLIDataError):   # expected refusals: one `error:` line, no traceback
-        results = train(cfg)
+        results = train(cfg, on_accepted=accepted)
     table = run_table(results)
     if table:   # the table the README shows for the demo (accuracy %, this run's seed)
         print(f"\n{cfg.get('task_name', 'run')}, seed {cfg.seed}: accuracy % (from metrics.csv)\n{table}\n")

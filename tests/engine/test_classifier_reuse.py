@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
+import pytest
 from conftest import compose_config
+from nliforge.errors import NLIDataError
 from nliforge.engine.classifier_reuse import source_digest, world_only
 from nliforge.generate import generate
 
@@ -20,9 +23,10 @@ def classifier_row(run: Path) -> dict:
 
 
 def files(folder: Path) -> dict[str, bytes]:
-    """Every file of a classifier folder but the logs and config (they name the folder), by relative path."""
+    """Every file of a classifier folder but the logs and config (they name the folder) and the lock, by
+    relative path."""
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and p.suffix not in (".log", ".yaml")}
+            if p.is_file() and p.suffix not in (".log", ".yaml") and p.name != ".run.lock"}
 
 
 def test_the_same_classifier_is_copied_and_a_changed_one_trained(tmp_path, world_cache):
@@ -66,3 +70,125 @@ def test_the_source_digest_changes_with_a_byte_of_code(tmp_path):
     assert source_digest.__wrapped__(tmp_path) == before
     (tmp_path / "conf" / "b.yaml").write_text("k: w\n")
     assert source_digest.__wrapped__(tmp_path) != before
+
+
+# -- integrity records: a damaged or partial entry is never copied; it is rebuilt ---------------------------
+EXPECT = {"epochs": 2, "epoch_checkpoints": True}
+
+
+def fake_classifier(folder: Path) -> Path:
+    """The files of a two-epoch classifier run folder (contents made up: the record checks bytes, not meaning)."""
+    for name in ("model/model.safetensors", "model/config.json", "train_set.jsonl", "metrics.csv", "config.yaml",
+                 "dynamics/epoch_000.parquet", "dynamics/epoch_001.parquet", "checkpoints/epoch_00.ckpt",
+                 "checkpoints/epoch_01.ckpt", "checkpoints/last.ckpt", ".run.lock"):
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(name.encode() * 50)
+    return folder
+
+
+def test_a_whole_entry_is_copied_without_its_record(tmp_path):
+    from nliforge.engine.classifier_reuse import MANIFEST, copy_kept, keep
+
+    keep(fake_classifier(tmp_path / "trained"), tmp_path / "kept", "k", EXPECT)
+    record = json.loads((tmp_path / "kept" / "k" / MANIFEST).read_text())
+    assert len(record["files"]) == 10 and ".run.lock" not in record["files"]   # every file but the lock
+    assert copy_kept(tmp_path / "kept", "k", tmp_path / "run", EXPECT)
+    assert files(tmp_path / "run") == files(tmp_path / "trained") and not (tmp_path / "run" / MANIFEST).exists()
+
+
+def damage(entry: Path, how: str) -> None:
+    from nliforge.engine.classifier_reuse import MANIFEST
+
+    if how == "bytes":            # the probe: overwritten bytes of the kept model
+        with open(entry / "model" / "model.safetensors", "r+b") as fh:
+            fh.seek(10)
+            fh.write(b"\xff" * 20)
+    elif how == "epoch":          # the probe: one epoch's dynamics and checkpoint deleted
+        (entry / "dynamics" / "epoch_001.parquet").unlink()
+        (entry / "checkpoints" / "epoch_01.ckpt").unlink()
+    elif how == "epoch+record":   # ... and the record edited to match
+        (entry / "dynamics" / "epoch_001.parquet").unlink()
+        record = json.loads((entry / MANIFEST).read_text())
+        del record["files"]["dynamics/epoch_001.parquet"]
+        (entry / MANIFEST).write_text(json.dumps(record))
+    elif how == "extra":
+        (entry / "dynamics" / "epoch_002.parquet").write_bytes(b"x")
+    elif how == "no record":      # an entry an older nliforge kept, or one cut short
+        (entry / MANIFEST).unlink()
+
+
+@pytest.mark.parametrize("how", ["bytes", "epoch", "epoch+record", "extra", "no record"])
+def test_a_damaged_or_partial_entry_is_never_copied_and_is_rebuilt(tmp_path, caplog, how):
+    from nliforge.engine.classifier_reuse import copy_kept, keep
+
+    trained = fake_classifier(tmp_path / "trained")
+    keep(trained, tmp_path / "kept", "k", EXPECT)
+    entry = tmp_path / "kept" / "k"
+    damage(entry, how)
+    assert not copy_kept(tmp_path / "kept", "k", tmp_path / "run", EXPECT)
+    assert not (tmp_path / "run").exists()                      # nothing copied in
+    assert f"kept entry {entry} is not used" in caplog.text     # the warning names the entry, not the run's copy
+    keep(trained, tmp_path / "kept", "k", EXPECT)               # what the stage does after training again
+    assert copy_kept(tmp_path / "kept", "k", tmp_path / "run", EXPECT)   # so the next run does not fail the same way
+    assert files(tmp_path / "run") == files(trained)
+
+
+def test_an_entry_kept_for_fewer_epochs_than_the_config_trains_is_not_used(tmp_path):
+    from nliforge.engine.classifier_reuse import copy_kept, entry_problem, keep
+
+    keep(fake_classifier(tmp_path / "trained"), tmp_path / "kept", "k", EXPECT)
+    three = {"epochs": 3, "epoch_checkpoints": True}
+    assert "this config needs" in entry_problem(tmp_path / "kept" / "k", three)
+    assert not copy_kept(tmp_path / "kept", "k", tmp_path / "run", three)
+
+
+def test_a_classifier_lacking_an_epoch_is_not_kept(tmp_path):
+    from nliforge.engine.classifier_reuse import keep
+
+    trained = fake_classifier(tmp_path / "trained")
+    (trained / "checkpoints" / "epoch_01.ckpt").unlink()
+    with pytest.raises(NLIDataError, match="lacks epoch 1's checkpoint"):
+        keep(trained, tmp_path / "kept", "k", EXPECT)
+    assert not (tmp_path / "kept" / "k").exists()
+
+
+def test_a_copy_that_differs_from_the_record_names_the_entry_and_leaves_no_folder(tmp_path, monkeypatch):
+    import shutil as sh
+
+    from nliforge.engine import classifier_reuse
+
+    keep_dir = tmp_path / "kept"
+    classifier_reuse.keep(fake_classifier(tmp_path / "trained"), keep_dir, "k", EXPECT)
+    real_copy = sh.copytree
+
+    def torn_copy(src, dst, **kw):   # the entry changes under the copy (another process, a failing disk)
+        real_copy(src, dst, **kw)
+        (Path(dst) / "metrics.csv").write_bytes(b"torn")
+    monkeypatch.setattr(classifier_reuse, "shutil", SimpleNamespace(copytree=torn_copy,
+                                                                    ignore_patterns=sh.ignore_patterns))
+    with pytest.raises(NLIDataError, match=f"kept entry {keep_dir / 'k'} changed while it was copied"):
+        classifier_reuse.copy_kept(keep_dir, "k", tmp_path / "run", EXPECT)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow
+def test_a_tampered_or_partial_kept_classifier_is_trained_again_and_the_next_run_reuses_it(tmp_path, world_cache):
+    keep = tmp_path / "kept"
+    run = lambda name: generate(compose_config(   # noqa: E731
+        "generate", [*ARGS, f"pipeline.classifier.reuse={keep}"], tmp_path / name, world_cache))
+    run("first")
+    [entry] = list(keep.iterdir())
+    # a retrained classifier has the same weights and dynamics (its checkpoints also record their folder)
+    learned = lambda run: {k: v for k, v in files(tmp_path / run / "classifier").items()   # noqa: E731
+                           if k == "model/model.safetensors" or k.startswith("dynamics/epoch_")}
+    first = learned("first")
+    assert len(first) == 3
+    for n, how in enumerate(("bytes", "epoch")):
+        damage(entry, how)
+        run(f"damaged{n}")
+        row = classifier_row(tmp_path / f"damaged{n}")
+        assert row["reused"] is False and row["epochs"] == 2            # trained again, both epochs
+        assert learned(f"damaged{n}") == first
+        run(f"after{n}")                                                 # the rebuilt entry is used
+        assert classifier_row(tmp_path / f"after{n}")["reused"] is True
+        assert files(tmp_path / f"after{n}" / "classifier") == files(tmp_path / f"damaged{n}" / "classifier")

@@ -285,13 +285,28 @@ def test_missing_bias_model_folder_is_refused(cfg_train, tmp_path):
 
 def test_bias_model_not_hypothesis_only_is_refused(cfg_train, tmp_path):
     run = tmp_path / "pair_run"
-    (run / ".hydra").mkdir(parents=True)
-    (run / ".hydra" / "config.yaml").write_text("model:\n  input: pair\n")
-    (run / "model").mkdir()
+    (run / "model").mkdir(parents=True)
+    (run / "config.yaml").write_text("model:\n  input: pair\n")
     (run / "model" / "config.json").write_text("{}")
     _frozen_poe_cfg(cfg_train, run)
     _refused(cfg_train, r"model.poe.bias_model='.*pair_run' was trained with model.input='pair'; expected a run "
                         r"trained with model.input=hypothesis")
+
+
+def test_the_runs_own_config_yaml_says_its_input_not_hydras_record(tmp_path):
+    """The probe: a refused `model.input=hypothesis` rerun used to rewrite a pair run's `.hydra/config.yaml`,
+    and `trained_input` read that first, so the pair model passed as a hypothesis-only expert."""
+    from nliforge.models.poe import check_bias_model, trained_input
+
+    run = tmp_path / "pair_run"
+    (run / ".hydra").mkdir(parents=True)
+    (run / ".hydra" / "config.yaml").write_text("model:\n  input: hypothesis\n")   # a refused command's record
+    (run / "config.yaml").write_text("model:\n  input: pair\n")                     # the run's own
+    (run / "model").mkdir()
+    (run / "model" / "config.json").write_text('{"nliforge_input": "pair"}')
+    assert trained_input(run / "model") == "pair"
+    with pytest.raises(NLIDataError, match="was trained with model.input='pair'"):
+        check_bias_model(str(run))
 
 
 def test_training_uid_missing_from_bias_table_is_refused(cfg_train, tmp_path, monkeypatch):

@@ -69,7 +69,7 @@ def test_overwrite_output_empties_the_folder_then_trains_one_run(tmp_path):
     out = tmp_path / "run"
     earlier_run(out)
     train(cfg_for(out, tmp_path / "cache", ["seed=1", "overwrite_output=true"]))
-    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["last.ckpt"]   # no last-v1.ckpt
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["last.ckpt", "last.ckpt.digest.json"]   # no -v1
     assert not (out / "dynamics").exists()          # the earlier run's dynamics went with it
     assert "seed: 1" in (out / "config.yaml").read_text()
     assert torch.load(out / "checkpoints" / "last.ckpt", weights_only=True)["global_step"] > 0
@@ -130,12 +130,13 @@ def test_a_checkpoint_is_written_in_its_folder_and_a_full_disk_leaves_the_old_on
     last.ckpt. Now the temporary file is a sibling, and a failed write leaves the previous file whole."""
     io = AtomicCheckpointIO()
     last = tmp_path / "checkpoints" / "last.ckpt"
-    io.save_checkpoint({"step": 1}, last)
+    step = lambda n: {"pytorch-lightning_version": "2", "state_dict": {}, "step": n}   # noqa: E731
+    io.save_checkpoint(step(1), last)
     renamed = []
     real_replace = os.replace
     monkeypatch.setattr(os, "replace", lambda a, b: (renamed.append(Path(a).parent), real_replace(a, b)))
-    io.save_checkpoint({"step": 2}, last)
-    assert renamed == [last.parent] and io.load_checkpoint(last)["step"] == 2
+    io.save_checkpoint(step(2), last)
+    assert set(renamed) == {last.parent} and io.load_checkpoint(last)["step"] == 2   # the file and its digest
 
     def full_disk(obj, fh):
         fh.write(b"PK\x03\x04 half a checkpoint")
@@ -143,9 +144,9 @@ def test_a_checkpoint_is_written_in_its_folder_and_a_full_disk_leaves_the_old_on
 
     monkeypatch.setattr(torch, "save", full_disk)
     with pytest.raises(OSError, match="No space left"):
-        io.save_checkpoint({"step": 3}, last)
+        io.save_checkpoint(step(3), last)
     assert io.load_checkpoint(last)["step"] == 2
-    assert sorted(p.name for p in last.parent.iterdir()) == ["last.ckpt"]   # no temporary file left
+    assert sorted(p.name for p in last.parent.iterdir()) == ["last.ckpt", "last.ckpt.digest.json"]   # no temp file
 
 
 def test_a_requeued_slurm_job_resumes_its_own_folder_by_itself(tmp_path, monkeypatch):

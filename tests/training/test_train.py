@@ -72,6 +72,8 @@ def test_resume_does_not_overwrite_dynamics(trained_run, tmp_path):
     import shutil
     run = tmp_path / "resumed"
     shutil.copytree(out, run)
+    (run / "metrics.csv").unlink()   # as a run stopped after its last epoch: a finished one's results are
+    shutil.rmtree(run / "model")     # never overwritten (tests/training/test_checkpoint_integrity.py)
     before = {p.name: p.read_bytes() for p in (run / "dynamics").glob("epoch_*.parquet")}
     cfg = cfg.copy()
     with open_dict(cfg):

@@ -7,6 +7,7 @@ fast as `nliforge-generate --help`): the classifier's modules load when its stag
 from __future__ import annotations
 
 import hashlib
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,10 +16,12 @@ from omegaconf import DictConfig, OmegaConf
 from nliforge.errors import NLIDataError
 from nliforge.generation.types import Failure, GenerationRequest, Sampling
 from nliforge.engine.stages import Stage, StageContext, StageOutput, stage
+from nliforge.utils.run_dir import finished_results
 
 if TYPE_CHECKING:
     from nliforge.engine.classifier import ClassifierRun
 
+log = logging.getLogger(__name__)
 CACHE_FILE = "llm_cache.sqlite"
 PROMPT_FIELDS = ("uid", "prompt", "prompt_hash")   # what `generate_from` reads of a prompt row
 CHAT_FIELDS = ("messages",)                        # and, for a chat generator (`generator.chat: true`)
@@ -42,19 +45,23 @@ def classifier_stage(ctx: StageContext) -> StageOutput:
     """Train the task model with the config's data/model/trainer groups, unless one is given; with
     `reuse` (a folder), copy one trained before with the same config, data, code and environment."""
     from nliforge.engine.classifier import classifier_training_config, train_classifier
-    from nliforge.engine.classifier_reuse import OUT, copy_kept, keep, reuse_key
+    from nliforge.engine.classifier_reuse import OUT, copy_kept, expected_epochs, keep, reuse_key
 
     out = classifier_dir(ctx.cfg)
     settings = ctx.cfg.pipeline.get("classifier", {})
     reused = False
     if not settings.get("run_dir"):
         reuse_dir = settings.get("reuse")
-        key = reuse_key(classifier_training_config(ctx.cfg, OUT)) if reuse_dir else None
-        reused = key is not None and not out.exists() and copy_kept(reuse_dir, key, out)
-        if not reused:
+        training = classifier_training_config(ctx.cfg, OUT) if reuse_dir else None
+        key = reuse_key(training) if training is not None else None
+        expect = expected_epochs(training) if key is not None else {}
+        reused = key is not None and not out.exists() and copy_kept(reuse_dir, key, out, expect)
+        if not reused and len(finished_results(out)) == 2:   # trained before the stage was recorded (a kill between)
+            log.info("classifier: %s holds a finished run (metrics.csv, model/); kept as it is", out)
+        elif not reused:
             train_classifier(ctx.cfg, out)
             if key is not None:
-                keep(out, reuse_dir, key)
+                keep(out, reuse_dir, key, expect)
     run = classifier_run(ctx.cfg)
     n = len(run.train_records())
     return StageOutput([{"uid": "classifier", "run_dir": str(out), "train_examples": n,

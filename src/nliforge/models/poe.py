@@ -177,17 +177,18 @@ def bias_model_setting(model_cfg: Mapping[str, Any]) -> str | None:
 def trained_input(folder: Path) -> str | None:
     """The `model.input` a classifier folder was trained with, or None when nothing records it.
 
-    Read from its run folder's `.hydra/config.yaml`, else the `config.yaml` nliforge-train writes
-    (both hold `model.input`; a config without it means the pair), else `nliforge_input` in the
-    model's config.json. The run folder is the parent of a `model/` folder, else the folder itself.
+    Read from the `config.yaml` nliforge-train writes once a run is accepted (a config without
+    `model.input` means the pair), else `nliforge_input` in the model's config.json; never from Hydra's
+    `.hydra/config.yaml`, which records the last command pointed at the folder, not the run it holds. The
+    run folder is the parent of a `model/` folder, else the folder itself.
     """
     from omegaconf import OmegaConf
 
     run = folder.parent if folder.name == "model" else folder
-    for config in (run / ".hydra" / "config.yaml", run / "config.yaml"):
-        if config.is_file():
-            model = OmegaConf.load(config).get("model") or {}
-            return str(model.get("input", "pair"))
+    config = run / "config.yaml"
+    if config.is_file():
+        model = OmegaConf.load(config).get("model") or {}
+        return str(model.get("input", "pair"))
     recorded = read_json_file(folder / "config.json").get("nliforge_input")
     return None if recorded is None else str(recorded)
 

@@ -157,11 +157,13 @@ def resume_checkpoint(ckpt: str | None, folder: Path) -> str | None:
     return None if ckpt == "last" and not path.exists() else str(path)
 
 
-def check_resume_config(cfg: DictConfig, out: Path, ckpt: str | None) -> None:
+def check_resume_config(cfg: DictConfig, out: Path, ckpt: str | None, keep_old: bool = True) -> str | None:
     """A resume from a checkpoint into a run folder whose `config.yaml` differs (another seed or lr) is
     refused naming the key, as a generation run folder refuses one (`RunFolder.bind_config`): its
     metrics.csv would report the new config for epochs trained with the old. `allow_config_change=true`
-    accepts it: a warning names the key and the old config is kept as `config.before_resume_<n>.yaml`."""
+    accepts it: a warning names the key and the old config is kept as `config.before_resume_<n>.yaml`
+    (with `keep_old=False` not yet: the caller keeps it with `keep_config_before_resume` once every check
+    has passed). Returns the difference accepted, or None."""
     from omegaconf import OmegaConf
 
     from nliforge.errors import NLIDataError
@@ -169,21 +171,30 @@ def check_resume_config(cfg: DictConfig, out: Path, ckpt: str | None) -> None:
 
     saved = out / "config.yaml"
     if ckpt is None or not saved.is_file():
-        return
+        return None
     new = OmegaConf.to_container(cfg, resolve=True)
     old = OmegaConf.to_container(OmegaConf.load(saved), resolve=True)
     old = _moved(old, str((old.get("paths") or {}).get("output_dir") or ""), str(new["paths"]["output_dir"]))
     diff = config_difference(old, new, (*VOLATILE_KEYS, *RESUME_MAY_CHANGE))
     if diff is None:
-        return
+        return None
     if not cfg.get("allow_config_change", False):
         raise NLIDataError(f"ckpt_path={cfg.get('ckpt_path')}: {out} was trained with a different config: {diff}. "
                            "Resume with the old value, use a new run folder, or pass allow_config_change=true "
                            "to continue this run under the new config")
+    log.warning("resuming %s under a changed config (allow_config_change=true): %s", out, diff)
+    if keep_old:
+        keep_config_before_resume(out)
+    return diff
+
+
+def keep_config_before_resume(out: Path) -> Path:
+    """Copy the run folder's config.yaml to `config.before_resume_<n>.yaml` (a resume under a changed config)."""
     n = len(list(out.glob("config.before_resume_*.yaml"))) + 1
-    shutil.copyfile(saved, out / f"config.before_resume_{n}.yaml")
-    log.warning("resuming %s under a changed config (allow_config_change=true): %s; the old config is kept "
-                "as config.before_resume_%d.yaml", out, diff, n)
+    kept = out / f"config.before_resume_{n}.yaml"
+    shutil.copyfile(out / "config.yaml", kept)
+    log.warning("the old config is kept as %s", kept.name)
+    return kept
 
 
 def _moved(value, old_dir: str, new_dir: str):

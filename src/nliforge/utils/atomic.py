@@ -110,14 +110,18 @@ def _sync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_stream(path: str | os.PathLike, write: Callable[[io.BufferedWriter], None]) -> Path:
+def atomic_write_stream(path: str | os.PathLike, write: Callable[[io.BufferedWriter], None],
+                        before_replace: Callable[[Path], None] | None = None) -> Path:
     """`write(fh)` into a temp file in the target folder, fsync, rename: a full disk or a kill mid-write
-    leaves the previous file (or none), and the temp file is removed."""
+    leaves the previous file (or none), and the temp file is removed. `before_replace(tmp)` runs on the
+    whole temp file just before the rename (e.g. to record its digest)."""
     path = Path(path)
     with _temp_sibling(path) as (fd, tmp):
         with os.fdopen(fd, "wb") as fh:
             write(fh)
             _sync(fh)
+        if before_replace is not None:
+            before_replace(Path(tmp))
         os.replace(tmp, path)
     _sync_folder(path.parent)
     return path

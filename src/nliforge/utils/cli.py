@@ -277,7 +277,8 @@ def one_line_errors(*errors: type[BaseException]):
 
 def remove_unused_run_dir() -> Path | None:
     """Delete this Hydra job's output folder if it holds nothing but Hydra's `.hydra/` and the job's log
-    (a run refused before it wrote anything); a folder with any other file (a resumed run) is kept.
+    (a run refused before it wrote anything); a folder with any other file (a resumed run), or one that
+    existed before this run started (nliforge.utils.run_start), is kept.
     Returns the removed folder, or None."""
     from hydra.core.hydra_config import HydraConfig
 
@@ -291,7 +292,9 @@ def remove_unused_run_dir() -> Path | None:
         return None
     if out.resolve() == Path.cwd().resolve():   # hydra.run.dir=. (nliforge-report): the user's folder, not Hydra's
         return None
-    if not out.is_dir() or not {p.name for p in out.iterdir()} <= {".hydra", f"{hc.job.name}.log"}:
+    from nliforge.utils.run_start import existed_before
+
+    if existed_before(out) or not out.is_dir() or not {p.name for p in out.iterdir()} <= {".hydra", f"{hc.job.name}.log"}:
         return None
     shutil.rmtree(out, ignore_errors=True)
     return out

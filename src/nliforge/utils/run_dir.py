@@ -5,6 +5,8 @@
   Slurm job of it. Anything else is refused before a file is written, unless `overwrite_output=true`,
   which empties the folder first. Without this a second seed's config.yaml, metrics.csv and model/
   landed beside the first one's dynamics and data map, and its checkpoint became `last-v1.ckpt`.
+* A finished run's results (`metrics.csv`, `model/`) are never overwritten: a resume into a folder that holds
+  them is refused, naming the way on (a new folder started from its checkpoint).
 * While a run is in it, the folder is locked (`filelock`, an OS lock released when the process ends,
   even by SIGKILL); a second run into it is refused with one line.
 """
@@ -20,6 +22,7 @@ from filelock import FileLock, Timeout   # a dependency of torch, so always inst
 from nliforge.errors import NLIDataError
 
 LOCK_NAME = ".run.lock"
+RESULTS = ("metrics.csv", "model")      # what a finished run leaves
 RUN_MARKERS = ("config.yaml", "checkpoints", "metrics.csv", "model", "dynamics", "train_set.manifest.json")
 # what Hydra writes into the folder before the run starts: never a sign of an earlier run
 HYDRA_FILES = (".hydra", "train.log", LOCK_NAME)
@@ -30,11 +33,21 @@ def run_markers(out: Path) -> list[str]:
     return [name for name in RUN_MARKERS if (out / name).exists()]
 
 
+def finished_results(out: Path) -> list[str]:
+    """The results of a finished run that `out` holds (metrics.csv, model)."""
+    return [name for name in RESULTS if (out / name).exists()]
+
+
 def check_run_dir(out: Path, ckpt_path: str | None, overwrite: bool) -> None:
     """Refuse a new run into a folder that holds one, naming what it holds and the ways on."""
     if out.exists() and not out.is_dir():
         raise NLIDataError(f"paths.output_dir={str(out)!r}: is a file, not a folder")
     held = run_markers(out)
+    results = finished_results(out)
+    if ckpt_path == "last" and results and not overwrite:
+        raise NLIDataError(f"paths.output_dir={str(out)!r} holds a finished run's results ({', '.join(results)}); "
+                           "a resume would overwrite them. To train it further, start a new folder from its "
+                           f"checkpoint: ckpt_path={out / 'checkpoints' / 'last.ckpt'} hydra.run.dir=<new folder>")
     if not held or overwrite or ckpt_path == "last":
         return
     what = "ckpt_path=" + str(ckpt_path) if ckpt_path else "a new run"
