@@ -43,6 +43,9 @@ class Step:
     warmup: int
     steps: int
     extra: tuple[str, ...] = ()
+    inner: int = 1             # > 1: all rounds in one process, in the session's first round (no compile: saves
+                               # a process start, ~25 s of a device call)
+    late: bool = False         # run after every round of the other steps (a budget cut then falls on it)
     cache: str | None = None   # compile cache: "cold" (an empty folder each round), "warm:<step>" (the folder
                                # <step> filled earlier in the same round), "shared" (one folder: round 1 cold)
 
@@ -51,13 +54,12 @@ PARTS = {
     "main": (Step("default", ("nliforge+fused", "nliforge+dyn", "hf_B_best"), 30, 100),
              Step("preset", ("nliforge+compile",), 60, 200)),   # vs hf_B: the call-wide line
     "graphs": (Step("graphs", ("hf_B_best", "nliforge+graphs32"), 60, 100),),  # hf_B first: graphs may use the rest
-    # one call, everything with the dynamics recorder on: trainer=gpu and the HF Trainer, preset=gpu_graphs
-    # compiled from an empty cache and again from the cache that run left, then preset=gpu_fast (last: the
-    # budget may cut its second, warm-cache round)
-    "headline": (Step("default", ("nliforge+dyn", "hf_B_best"), 30, 100),
-                 Step("graphs_cold", ("nliforge+graphs4",), 60, 200, cache="cold"),
-                 Step("graphs_warm", ("nliforge+graphs4",), 60, 200, cache="warm:graphs_cold"),
-                 Step("preset", ("nliforge+fast",), 60, 200, cache="shared")),
+    # one call, everything with the dynamics recorder on: trainer=gpu, preset=gpu_fast (compiled from an empty
+    # cache in its first round, already compiled in its second: one process) and the HF Trainer; then
+    # preset=gpu_graphs compiled from an empty cache and again from the cache that run left, twice
+    "headline": (Step("default", ("nliforge+dyn", "hf_B_best", "nliforge+fast"), 30, 80, inner=2, cache="cold"),
+                 Step("graphs_cold", ("nliforge+graphs4",), 80, 150, cache="cold"),
+                 Step("graphs_warm", ("nliforge+graphs4",), 80, 150, cache="warm:graphs_cold")),
     "diag": (Step("diag", ("nliforge", "nliforge+pad8", "nliforge+fusedonly", "nliforge+fused"), 30, 100,
                   ("--profile-steps", "5")),),
 }
@@ -71,7 +73,10 @@ def parse_args(argv=None):
     p.add_argument("--model", default="roberta-large", choices=("tiny", "roberta-base", "roberta-large"))
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     p.add_argument("--rounds", type=int, default=2)
-    p.add_argument("--budget-s", type=float, default=450, help="wall-clock budget of the whole call")
+    p.add_argument("--budget-s", type=float, default=450, help="wall-clock budget of the rounds (the device call "
+                   "adds ~20 s: the wheels' install, nvidia-smi, the summary)")
+    p.add_argument("--merge-only", action="store_true",
+                   help="run nothing: merge the rounds that record.json in --out-dir lists (e.g. after a cut-off call)")
     p.add_argument("--only-steps", nargs="+", default=None, help="run only these steps of the parts (by name)")
     p.add_argument("--cache-root", default="/tmp/nlf_compile_cache",
                    help="the compile caches of the steps that name one (emptied at the start)")
@@ -93,7 +98,7 @@ def command(step: Step, rnd: int, args, out: Path) -> list[str]:
     cpu = args.device == "cpu"
     warmup, steps = (SMOKE["warmup"], SMOKE["steps"]) if cpu else (step.warmup, step.steps)
     cmd = [sys.executable, str(HERE / "gpu_throughput.py"), "--model", args.model, "--device", args.device,
-           "--rounds", "1", "--warmup", str(warmup), "--steps", str(steps), "--max-wait", "0",
+           "--rounds", str(step.inner), "--warmup", str(warmup), "--steps", str(steps), "--max-wait", "0",
            "--contenders", *names, "--out", str(out), *step.extra]
     if cpu:   # the compiled contenders take the eager backend: a smoke run checks the path, not inductor
         cmd += ["--n-examples", str(SMOKE["n_examples"]), "--threads", "1"]
@@ -142,7 +147,8 @@ def run_round(step: Step, rnd: int, args, out_dir: Path, left: float, swap: dict
     folder, state = cache_dir(step, rnd, args)
     if step.cache and step.cache.startswith("warm:") and (step.cache[5:], rnd + 1) not in done:
         return {**entry, "status": f"skipped: {step.cache[5:]} round {rnd + 1} did not finish to start warm from"}
-    step = Step(step.name, tuple(swap.get(c, c) for c in step.contenders), step.warmup, step.steps, step.extra)
+    step = Step(step.name, tuple(swap.get(c, c) for c in step.contenders), step.warmup, step.steps, step.extra,
+                step.inner)
     cmd = command(step, rnd, args, out_dir / entry["json"])
     if folder is not None:
         cmd += ["--compile-cache-dir", str(folder)]
@@ -169,25 +175,26 @@ def run_session(args, out_dir: Path) -> list[dict]:
     shutil.rmtree(args.cache_root, ignore_errors=True)
     t0, record, swap, done = time.perf_counter(), [], {}, set()
     steps = [s for part in args.parts for s in PARTS[part] if args.only_steps is None or s.name in args.only_steps]
-    for rnd in range(args.rounds):
-        for step in steps:
-            left = args.budget_s - (time.perf_counter() - t0)
-            if left < 30:
-                entry = {"step": step.name, "round": rnd + 1, "json": f"{step.name}_r{rnd + 1}.json",
-                         "status": f"skipped: {max(left, 0):.0f} s of the budget left"}
-            else:
-                entry = run_round(step, rnd, args, out_dir, left, swap, done)
-                if entry["status"] == "ok":
-                    done.add((step.name, rnd + 1))
-                for c in failed_contenders(entry, out_dir) if "wall_s" in entry else ():
-                    if c in FALLBACK and c not in swap.values():
-                        swap[c] = FALLBACK[c]
-                        print(f"{c} failed: later rounds run {FALLBACK[c]} instead", flush=True)
-            print(f"{step.name} round {rnd + 1}: {entry['status']}"
-                  + (f" ({entry['wall_s']} s)" if "wall_s" in entry else "")
-                  + (f", {entry['cache']} compile cache ({entry['cache_files_before']} -> "
-                     f"{entry.get('cache_files_after')} files)" if "cache" in entry else ""), flush=True)
-            record.append(entry)
+    plan = [(rnd, s) for late in (False, True) for rnd in range(args.rounds) for s in steps
+            if s.late == late and (s.inner == 1 or rnd == 0)]
+    for rnd, step in plan:
+        left = args.budget_s - (time.perf_counter() - t0)
+        if left < 30:
+            entry = {"step": step.name, "round": rnd + 1, "json": f"{step.name}_r{rnd + 1}.json",
+                     "status": f"skipped: {max(left, 0):.0f} s of the budget left"}
+        else:
+            entry = run_round(step, rnd, args, out_dir, left, swap, done)
+            if entry["status"] == "ok":
+                done.add((step.name, rnd + 1))
+            for c in failed_contenders(entry, out_dir) if "wall_s" in entry else ():
+                if c in FALLBACK and c not in swap.values():
+                    swap[c] = FALLBACK[c]
+                    print(f"{c} failed: later rounds run {FALLBACK[c]} instead", flush=True)
+        print(f"{step.name} round {rnd + 1}: {entry['status']}"
+              + (f" ({entry['wall_s']} s)" if "wall_s" in entry else "")
+              + (f", {entry['cache']} compile cache ({entry['cache_files_before']} -> "
+                 f"{entry.get('cache_files_after')} files)" if "cache" in entry else ""), flush=True)
+        record.append(entry)
     return record
 
 
@@ -217,9 +224,10 @@ def merge_step(name: str, record: list[dict], out_dir: Path) -> tuple[dict | Non
     from gpu_throughput import NLF_VARIANTS
 
     summary, lines = summarise(runs, NLF_VARIANTS, first["n_params"], shape, first["env"].get("peak_flops"), args)
-    summary.update({"failed": failed, "rounds": len(rounds), "env": first["env"], "args": a})
+    n_runs = max(len(v) for v in runs.values())
+    summary.update({"failed": failed, "rounds": n_runs, "processes": len(rounds), "env": first["env"], "args": a})
     head = (f"== {name}: {a['model']} on {a['device']} ({first['env'].get('device_name', '?')}), median of "
-            f"{len(rounds)} round(s), {a['steps']} timed steps x batch {a['batch_size']} after {a['warmup']} warm-up")
+            f"{n_runs} round(s) in {len(rounds)} process(es), {a['steps']} timed steps x batch {a['batch_size']} after {a['warmup']} warm-up")
     if failed:
         lines.append("FAILED: " + ", ".join(sorted(failed)))
     return summary, "\n".join([head, *lines])
@@ -248,10 +256,14 @@ def main(argv=None) -> dict:
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
-    record = run_session(args, out_dir)
+    if args.merge_only:
+        record = json.loads((out_dir / "record.json").read_text())
+    else:
+        record = run_session(args, out_dir)
+        (out_dir / "record.json").write_text(json.dumps(record, indent=2))   # the rounds, before any merging
     sys.path.insert(0, str(HERE))
     merged, tables = {}, []
-    for name in dict.fromkeys(e["step"] for e in record):
+    for name in dict.fromkeys(s.name for part in args.parts for s in PARTS[part] if s.name in {e["step"] for e in record}):
         merged[name], table = merge_step(name, record, out_dir)
         tables.append(table)
     pooled, lines = call_wide(merged)
