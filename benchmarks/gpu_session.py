@@ -29,7 +29,7 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -46,6 +46,7 @@ class Step:
     inner: int = 1             # > 1: all rounds in one process, in the session's first round (no compile: saves
                                # a process start, ~25 s of a device call)
     late: bool = False         # run after every round of the other steps (a budget cut then falls on it)
+    need_s: float = 30         # skipped when less of the budget is left (a run cut off midway measures nothing)
     cache: str | None = None   # compile cache: "cold" (an empty folder each round), "warm:<step>" (the folder
                                # <step> filled earlier in the same round), "shared" (one folder: round 1 cold)
 
@@ -58,8 +59,8 @@ PARTS = {
     # cache in its first round, already compiled in its second: one process) and the HF Trainer; then
     # preset=gpu_graphs compiled from an empty cache and again from the cache that run left, twice
     "headline": (Step("default", ("nliforge+dyn", "hf_B_best", "nliforge+fast"), 30, 80, inner=2, cache="cold"),
-                 Step("graphs_cold", ("nliforge+graphs4",), 80, 150, cache="cold"),
-                 Step("graphs_warm", ("nliforge+graphs4",), 80, 150, cache="warm:graphs_cold")),
+                 Step("graphs_cold", ("nliforge+graphs4",), 80, 150, cache="cold", need_s=80),
+                 Step("graphs_warm", ("nliforge+graphs4",), 80, 150, cache="warm:graphs_cold", need_s=55)),
     "diag": (Step("diag", ("nliforge", "nliforge+pad8", "nliforge+fusedonly", "nliforge+fused"), 30, 100,
                   ("--profile-steps", "5")),),
 }
@@ -147,8 +148,7 @@ def run_round(step: Step, rnd: int, args, out_dir: Path, left: float, swap: dict
     folder, state = cache_dir(step, rnd, args)
     if step.cache and step.cache.startswith("warm:") and (step.cache[5:], rnd + 1) not in done:
         return {**entry, "status": f"skipped: {step.cache[5:]} round {rnd + 1} did not finish to start warm from"}
-    step = Step(step.name, tuple(swap.get(c, c) for c in step.contenders), step.warmup, step.steps, step.extra,
-                step.inner)
+    step = replace(step, contenders=tuple(swap.get(c, c) for c in step.contenders))
     cmd = command(step, rnd, args, out_dir / entry["json"])
     if folder is not None:
         cmd += ["--compile-cache-dir", str(folder)]
@@ -179,7 +179,7 @@ def run_session(args, out_dir: Path) -> list[dict]:
             if s.late == late and (s.inner == 1 or rnd == 0)]
     for rnd, step in plan:
         left = args.budget_s - (time.perf_counter() - t0)
-        if left < 30:
+        if left < (step.need_s if args.device == "cuda" else 30):
             entry = {"step": step.name, "round": rnd + 1, "json": f"{step.name}_r{rnd + 1}.json",
                      "status": f"skipped: {max(left, 0):.0f} s of the budget left"}
         else:
