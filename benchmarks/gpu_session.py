@@ -3,6 +3,10 @@ user gets, rounds as separate processes, inside a wall-clock budget, everything 
 
 Parts (one per call; each fits the budget, default 450 s, i.e. under 8 minutes with start-up):
 
+* ``headline`` everything with the dynamics recorder on: trainer=gpu (nliforge+dyn), the fused HF Trainer
+              and preset=gpu_fast (nliforge+fast) in one process, 2 rounds; then per round preset=gpu_graphs
+              (nliforge+graphs4) from an empty compile cache and, in a new process, from the cache it left;
+              ends with the 5-epoch WANLI headline line (gpu_report.headline), from the cold runs.
 * ``main``    `trainer=gpu` as it is now (nliforge+fused), the same with the dynamics recorder on
               (nliforge+dyn, what a default nliforge-train run does) and the HF Trainer at its best
               (hf_B_best, fused AdamW); then `preset=gpu_fast` (nliforge+compile) with more warm-up
@@ -17,7 +21,8 @@ steps, and a process is given at most the time left. At the end the rounds of ev
 into medians (`gpu_report.summarise`), and every nliforge contender is set against the median of
 all hf_B_best runs of the call; written to `session.json` and `session.txt` in the folder.
 
-    bash benchmarks/gpu_session.sh main                     # on the device (wheel set-up, then this)
+    bash benchmarks/gpu_session.sh headline                 # on the device (wheel set-up, then this)
+    SMOKE=1 bash benchmarks/gpu_session.sh headline         # CPU smoke: tiny model, 3 steps, eager backend
     python benchmarks/gpu_session.py --device cpu --model tiny --parts main graphs   # CPU smoke
 """
 

@@ -17,6 +17,12 @@ no clipping) and number of steps for every contender:
 * ``nliforge+graphs``   + compile mode reduce-overhead (CUDA graphs).
 * ``nliforge+graphs32`` the same with widths rounded to 32: at most 4 widths (32..128), so at most
                         4 CUDA graphs to record (graphs record one graph per width).
+* ``nliforge+fast``     preset=gpu_fast with the dynamics recorder on.
+* ``nliforge+graphs4``  preset=gpu_graphs with the recorder on: data.static_widths=4 (every batch padded to
+                        one of 4 widths from the training lengths), each encoder layer compiled for fixed
+                        shapes (regional) and replayed as CUDA graphs; ``nliforge+compiled4`` the same
+                        without CUDA graphs, ``nliforge+static4`` the static widths alone (eager).
+                        --compile-cache-dir: where the compiled artefacts are kept (compile.cache_dir).
 * ``hf_A_maxlen``       transformers.Trainer as the seed repositories ran it: every pair padded to
                         128, default_data_collator, adamw_torch (bf16=True on GPU as well).
 * ``hf_B_best``         transformers.Trainer at its best: DataCollatorWithPadding,
