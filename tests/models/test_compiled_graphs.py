@@ -87,6 +87,15 @@ def test_preset_gpu_graphs_composes_and_its_keys_are_checked(tmp_path):
             check_config(compose_config("train", ["preset=gpu_graphs", bad], tmp_path, tmp_path))
 
 
+def test_full_batches_only_on_a_torch_without_set_stance_is_refused_naming_the_key(monkeypatch):
+    from nliforge.models.graphs import check_compile_settings
+
+    monkeypatch.delattr(torch.compiler, "set_stance")
+    with pytest.raises(NLIDataError, match=r"compile\.full_batches_only=true needs torch >= 2\.6"):
+        check_compile_settings({"enabled": True, "full_batches_only": True})
+    check_compile_settings({"enabled": True, "full_batches_only": False})   # nothing else needs it
+
+
 def test_regional_compile_finds_the_layers_and_refuses_a_model_without_them(setup):
     model = setup[1]
     assert repeated_blocks(model) is model.roberta.encoder.layer

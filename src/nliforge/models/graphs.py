@@ -94,19 +94,27 @@ def compile_kwargs(settings: Mapping) -> dict:
     return {k: settings.get(k) for k in ("mode", "dynamic", "backend") if settings.get(k) is not None}
 
 
+def check_compile_settings(settings: Mapping | None) -> None:
+    """What this torch cannot do, refused with the key to change (before a run folder gets any file)."""
+    if settings and settings.get("enabled", False) and settings.get("full_batches_only", False) \
+            and not hasattr(torch.compiler, "set_stance"):
+        raise NLIDataError(f"compile.full_batches_only=true needs torch >= 2.6 (torch.compiler.set_stance); this is "
+                           f"torch {torch.__version__}: set compile.full_batches_only=false or upgrade torch")
+
+
 def compile_backbone_model(model: torch.nn.Module, settings: Mapping | None) -> dict | None:
     """`compile.*`: compile `model` in place (`nn.Module.compile`, so state-dict names stay), the whole of
     it or (`compile.regional`) each of its repeated blocks. Returns what was done, None when disabled."""
     if settings is None or not settings.get("enabled", False):
         return None
+    check_compile_settings(settings)
     kwargs = compile_kwargs(settings)
-    if settings.get("cache_dir"):
-        kwargs_cache = str(use_cache_dir(settings["cache_dir"]))
-    else:
-        kwargs_cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    cache = str(use_cache_dir(settings["cache_dir"])) if settings.get("cache_dir") else \
+        os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     limit = settings.get("recompile_limit")
-    if limit is not None:
-        torch._dynamo.config.recompile_limit = int(limit)
+    if limit is not None:   # renamed from cache_size_limit in torch 2.6
+        name = "recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit") else "cache_size_limit"
+        setattr(torch._dynamo.config, name, int(limit))
     if settings.get("regional", False):
         blocks = repeated_blocks(model)
         if blocks is None:
@@ -118,7 +126,7 @@ def compile_backbone_model(model: torch.nn.Module, settings: Mapping | None) -> 
     else:
         model.compile(**kwargs)
         done = {"compiled": type(model).__name__, **kwargs}
-    done["cache_dir"] = kwargs_cache
+    done["cache_dir"] = cache
     log.info("torch.compile %s", done)
     return done
 
