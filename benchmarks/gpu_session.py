@@ -200,6 +200,7 @@ def run_session(args, out_dir: Path) -> list[dict]:
               + (f", {entry['cache']} compile cache ({entry['cache_files_before']} -> "
                  f"{entry.get('cache_files_after')} files)" if "cache" in entry else ""), flush=True)
         record.append(entry)
+        (out_dir / "record.json").write_text(json.dumps(record, indent=2))   # kept as it grows: --merge-only
     return record
 
 
@@ -265,7 +266,6 @@ def main(argv=None) -> dict:
         record = json.loads((out_dir / "record.json").read_text())
     else:
         record = run_session(args, out_dir)
-        (out_dir / "record.json").write_text(json.dumps(record, indent=2))   # the rounds, before any merging
     sys.path.insert(0, str(HERE))
     merged, tables = {}, []
     for name in dict.fromkeys(s.name for part in args.parts for s in PARTS[part] if s.name in {e["step"] for e in record}):

@@ -43,5 +43,6 @@ pack() {   # every round's JSON and log in one file; the summaries beside it
     tar -czf "$OUT/rounds.tar.gz" -C "$work" . 2>/dev/null || true
 }
 trap pack EXIT
+trap 'exit 143' TERM INT
 python3 benchmarks/gpu_session.py --parts "$part" --out-dir "$work" "${smoke[@]}" "$@" 2>&1 | tee "$OUT/session_$part.log"
 grep -h "^RoBERTa-large x\|^tiny x" "$work/session.txt" 2>/dev/null || true
