@@ -150,6 +150,8 @@ class Clock:
                 "host_values_per_step": self.host_values,
                 "loop_only_examples_per_s": steps * batch_size / (self.t_last - self.t0),
                 "mean_batch_width": float(np.mean(self.widths)) if self.widths else None,
+                # widths first met in the timed window (compiled contenders compile / record a graph there)
+                "widths_new_in_timed": sorted(set(self.widths[self.warmup:]) - set(self.widths[:self.warmup])),
                 "threads_in_loop": self.threads, "dynamics_hook_s": self.hook_s}
 
 

@@ -106,3 +106,94 @@ def title(args, env: dict, dist: dict, wall_s: float) -> str:
             f"median of {args.rounds} rounds, {args.steps} timed steps x batch {args.batch_size} "
             f"(after {args.warmup} warm-up steps); tokens/pair mean {dist['mean']:.1f} p50 {dist['p50']:.0f} "
             f"p95 {dist['p95']:.0f} max {dist['max']}; benchmark wall {wall_s:.0f}s")
+
+
+def projected_s(startup_s: float, examples_per_s: float, batch_size: int, warmup: int) -> float:
+    """Wall time of 5 epochs of WANLI: the measured start-up (compilation, warm-up steps) plus the other
+    steps at the measured rate."""
+    total_steps = math.ceil(WANLI_PAIRS / batch_size) * EPOCHS
+    return startup_s + (total_steps - warmup) * batch_size / examples_per_s
+
+
+def short_gpu(device_name: str) -> str:
+    return next((k for k in ("H200", "H100", "A100") if k in device_name), device_name)
+
+
+def cache_state(run: dict) -> str | None:
+    """How a run started, from its torch.compile counters: "cold" (FX graph cache misses: compiled from
+    scratch), "warm" (hits only: loaded from the on-disk cache), "compiled" (graphs but no inductor cache:
+    another backend), "again" (compiled nothing: an earlier run of the same process had), None (eager)."""
+    counts = run.get("compile_counters") or {}
+    if counts.get("inductor/fxgraph_cache_miss"):
+        return "cold"
+    if counts.get("inductor/fxgraph_cache_hit"):
+        return "warm"
+    return "compiled" if counts.get("stats/unique_graphs") else None
+
+
+def projections(merged: dict) -> tuple[dict | None, list[dict]]:
+    """The 5-epoch projection of the HF Trainer (all its runs of the call) and of every nliforge contender
+    of every step, one row per way its runs started (cache_state): the start-up of those runs, the rate
+    of all its runs of the step."""
+    hf = [(r, m["args"]) for m in merged.values() if m for c, v in m["contenders"].items()
+          if c == "hf_B_best" for r in v["runs"]]
+    base = None
+    if hf:
+        rate = statistics.median(r["examples_per_s"] for r, _ in hf)
+        a = hf[0][1]
+        base = {"examples_per_s": rate, "startup_s": statistics.median(r["startup_s"] for r, _ in hf),
+                "runs": len(hf)}
+        base["projected_s"] = projected_s(base["startup_s"], rate, a["batch_size"], a["warmup"])
+    rows = []
+    for step, m in merged.items():
+        for c, v in (m or {}).get("contenders", {}).items():
+            if not c.startswith("nliforge"):
+                continue
+            states = [cache_state(r) for r in v["runs"]]
+            compiled = any(states)
+            for state in dict.fromkeys(states):
+                if compiled and state is None:   # compiled by an earlier run of its process: no start-up to count
+                    continue
+                runs = [r for r, s in zip(v["runs"], states) if s == state]
+                startup = statistics.median(r["startup_s"] for r in runs)
+                proj = projected_s(startup, v["examples_per_s"], m["args"]["batch_size"], m["args"]["warmup"])
+                rows.append({"contender": c, "step": step, "cache": state, "runs": len(runs),
+                             "rate_runs": len(v["runs"]), "startup_s": startup,
+                             "examples_per_s": v["examples_per_s"], "projected_s": proj,
+                             "effective_examples_per_s": WANLI_PAIRS * EPOCHS / proj})
+    return base, rows
+
+
+def headline(merged: dict, model: str, prefer: tuple[str, ...] = ("nliforge+graphs4", "nliforge+compiled4")
+             ) -> tuple[dict, list[str]]:
+    """The headline line (5 epochs of WANLI, compilation and warm-up included, a first run: cold compile
+    cache) and a line per nliforge contender and cache state, against the fused HF Trainer's projection."""
+    base, rows = projections(merged)
+    device = next((m["env"].get("device_name", "?") for m in merged.values() if m), "?")
+    name = "RoBERTa-large" if model == "roberta-large" else model
+    lines = ["== 5 epochs of WANLI (103,000 pairs), projected: start-up (compilation, warm-up) + the other steps "
+             "at the median rate; ex/s here = 515,000 / that time. cold: compiled with an empty compile cache, "
+             "warm: from the cache a cold run left; (a/b runs): a runs' start-up, the rate of b runs"]
+    if base is not None:
+        lines.append(f"hf_B_best (fused HF Trainer, {base['runs']} runs)  {fmt_time(base['projected_s']):>9}  "
+                     f"{WANLI_PAIRS * EPOCHS / base['projected_s']:7.1f} ex/s  (steady {base['examples_per_s']:.1f})")
+    for r in rows:
+        r["ratio_vs_hf"] = base["projected_s"] / r["projected_s"] if base else math.nan
+        r["steady_ratio_vs_hf"] = r["examples_per_s"] / base["examples_per_s"] if base else math.nan
+        lines.append(f"{r['contender']:<18} {r['step']:<12} {str(r['cache'] or '-'):<8} ({r['runs']}/{r['rate_runs']} runs) "
+                     f"{fmt_time(r['projected_s']):>9}  {r['effective_examples_per_s']:7.1f} ex/s  "
+                     f"{r['ratio_vs_hf']:5.2f}x  (steady {r['examples_per_s']:.1f} ex/s, {r['steady_ratio_vs_hf']:.2f}x; "
+                     f"start-up {r['startup_s']:.1f} s)")
+    first_runs = [r for r in rows if r["cache"] in (None, "cold", "compiled")]
+    pick = next((r for p in prefer for r in first_runs if r["contender"] == p), None) or \
+        min(first_runs, key=lambda r: r["projected_s"], default=None)
+    out = {"hf": base, "rows": rows, "headline": None}
+    if pick is not None and base is not None:
+        out["headline"] = (f"{name} x WANLI x {EPOCHS} epochs, one {short_gpu(device)}: "
+                           f"{pick['projected_s'] / 60:.1f} min ({pick['effective_examples_per_s']:.0f} ex/s, "
+                           f"{pick['ratio_vs_hf']:.2f}x fused HF Trainer)")
+        lines += [f"headline from {pick['contender']} ({pick['step']}, {pick['cache'] or 'no'} compile cache), "
+                  "compilation and warm-up included:", out["headline"]]
+    else:
+        lines.append("headline: no finished nliforge first run or no HF Trainer run")
+    return out, lines

@@ -17,6 +17,12 @@ no clipping) and number of steps for every contender:
 * ``nliforge+graphs``   + compile mode reduce-overhead (CUDA graphs).
 * ``nliforge+graphs32`` the same with widths rounded to 32: at most 4 widths (32..128), so at most
                         4 CUDA graphs to record (graphs record one graph per width).
+* ``nliforge+fast``     preset=gpu_fast with the dynamics recorder on.
+* ``nliforge+graphs4``  preset=gpu_graphs with the recorder on: data.static_widths=4 (every batch padded to
+                        one of 4 widths from the training lengths), each encoder layer compiled for fixed
+                        shapes (regional) and replayed as CUDA graphs; ``nliforge+compiled4`` the same
+                        without CUDA graphs, ``nliforge+static4`` the static widths alone (eager).
+                        --compile-cache-dir: where the compiled artefacts are kept (compile.cache_dir).
 * ``hf_A_maxlen``       transformers.Trainer as the seed repositories ran it: every pair padded to
                         128, default_data_collator, adamw_torch (bf16=True on GPU as well).
 * ``hf_B_best``         transformers.Trainer at its best: DataCollatorWithPadding,
@@ -43,13 +49,17 @@ GPU); rounds with rotating order; medians.
 
 from __future__ import annotations
 
-import argparse
-import copy
-import gc
-import os
-import platform
 import time
-from pathlib import Path
+
+T_PROCESS = time.perf_counter()
+
+import argparse  # noqa: E402
+import copy  # noqa: E402
+import gc  # noqa: E402
+import os  # noqa: E402
+import platform  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import numpy as np
 import torch
@@ -57,6 +67,8 @@ import torch
 from common import _cpu_snapshot, quiet, wait_until_idle, write_summary  # noqa: E402
 from gpu_report import environment, summarise, title  # noqa: E402
 from train_throughput import run_hf, run_nliforge  # noqa: E402
+
+T_IMPORTS = time.perf_counter() - T_PROCESS
 
 # Published shapes (roberta-base / roberta-large config.json); random init, nothing downloaded.
 ROBERTA_COMMON = dict(vocab_size=50265, max_position_embeddings=514, type_vocab_size=1, pad_token_id=1,
@@ -80,7 +92,9 @@ PEAK_BF16 = (("H100 PCIe", 756e12), ("H100", 989e12), ("H200", 989e12), ("A100",
 
 # nliforge contenders: the same Lightning module and data path with GPU options switched on, each
 # one a config override of nliforge-train (README "GPU"):
-#   name: (torch.compile kwargs or None, fused AdamW, data.pad_to_multiple_of)
+#   name: (compile.* settings or None, fused AdamW, data.pad_to_multiple_of[, data.static_widths])
+GRAPHS = {"dynamic": False, "mode": "reduce-overhead", "regional": True, "full_batches_only": True,
+          "recompile_limit": 16}   # preset=gpu_graphs's compile.* (conf/preset/gpu_graphs.yaml)
 NLF_VARIANTS = {
     "nliforge": (None, False, None),                      # trainer=gpu before 2026-11-26: eager, foreach AdamW
     "nliforge+fused": (None, True, 8),                    # trainer=gpu now (fused AdamW, widths rounded to 8)
@@ -90,8 +104,21 @@ NLF_VARIANTS = {
     "nliforge+compile": ({"dynamic": True}, True, 8),     # + compile.enabled=true compile.dynamic=true
     "nliforge+graphs": ({"dynamic": True, "mode": "reduce-overhead"}, True, 8),  # + compile.mode=reduce-overhead
     "nliforge+graphs32": ({"dynamic": True, "mode": "reduce-overhead"}, True, 32),  # + data.pad_to_multiple_of=32
+    # with the dynamics recorder on, as nliforge-train runs them:
+    "nliforge+fast": ({"dynamic": True}, True, 8),        # preset=gpu_fast
+    "nliforge+static4": (None, True, 8, 4),               # trainer=gpu data.static_widths=4 (eager: the padding's cost)
+    "nliforge+graphs4": (GRAPHS, True, 8, 4),             # preset=gpu_graphs (static widths, regional CUDA graphs)
+    "nliforge+compiled4": ({**GRAPHS, "mode": None}, True, 8, 4),  # preset=gpu_graphs compile.mode=null (no CUDA graphs)
 }
-WITH_DYNAMICS = frozenset({"nliforge+dyn"})   # TrainingDynamicsCallback(mode="in_training") on
+WITH_DYNAMICS = frozenset({"nliforge+dyn", "nliforge+fast", "nliforge+static4", "nliforge+graphs4",
+                           "nliforge+compiled4"})   # TrainingDynamicsCallback(mode="in_training") on
+
+
+def variant(name: str) -> tuple[dict | None, bool, int | None, int | None]:
+    compile_settings, fused, multiple, *widths = NLF_VARIANTS[name]
+    return compile_settings, fused, multiple, (widths[0] if widths else None)
+
+
 HF_NAMES = ("hf_A_maxlen", "hf_B_best", "hf_C_compiled")
 ALL_CONTENDERS = tuple(NLF_VARIANTS) + HF_NAMES
 DEFAULT_CONTENDERS = {"cpu": ("nliforge", "hf_A_maxlen", "hf_B_best"),
@@ -187,31 +214,39 @@ class TokenCounter:
 class ConfigBackbone:
     """One RobertaConfig + initial state; `fresh()` gives an identical new model each run."""
 
-    def __init__(self, shape: dict, seed: int, compile_kwargs: dict | None = None):
+    def __init__(self, shape: dict, seed: int, compile_settings: dict | None = None, device: str = "cpu"):
         from transformers import AutoModelForSequenceClassification, RobertaConfig
 
         self.config = RobertaConfig(**shape, num_labels=3)
-        self.seed, self.compile_kwargs = seed, compile_kwargs
+        self.seed, self.compile_settings, self.device = seed, compile_settings, device
         torch.manual_seed(seed)
-        model = AutoModelForSequenceClassification.from_config(self.config)
-        self.init_state = copy.deepcopy(model.state_dict())
+        with torch.device(device):   # initialised where it trains: seconds less per process on a GPU
+            model = AutoModelForSequenceClassification.from_config(self.config)
+        self.init_state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}  # off the GPU
         self.n_params = sum(p.numel() for p in model.parameters())
         self.n_embedding = sum(p.numel() for n, p in model.named_parameters() if ".embeddings." in n)
         del model
 
-    def compiled(self, **compile_kwargs) -> "ConfigBackbone":
+    @property
+    def full_batches_only(self) -> bool:   # read by run_nliforge: NLIClassifier.full_batches_only
+        return bool((self.compile_settings or {}).get("full_batches_only", False))
+
+    def compiled(self, **settings) -> "ConfigBackbone":
         other = copy.copy(self)
-        other.compile_kwargs = compile_kwargs
+        other.compile_settings = settings
         return other
 
     def fresh(self):
         from transformers import AutoModelForSequenceClassification
 
+        from nliforge.models.graphs import compile_backbone_model
+
         torch.manual_seed(self.seed)
-        model = AutoModelForSequenceClassification.from_config(self.config)
-        model.load_state_dict(self.init_state, strict=True)
-        if self.compile_kwargs is not None:  # in place, as nliforge-train's compile.enabled does
-            model.compile(**self.compile_kwargs)
+        with torch.device(self.device):
+            model = AutoModelForSequenceClassification.from_config(self.config)
+        model.load_state_dict(self.init_state, strict=True)   # a copy: init_state stays as it was
+        if self.compile_settings is not None:  # in place, as nliforge-train's compile.* does
+            compile_backbone_model(model, {"enabled": True, **self.compile_settings})
         return model
 
 
@@ -241,6 +276,9 @@ def parse_args(argv=None):
     p.add_argument("--compile-backend", default=None,
                    help="torch.compile backend of the compiled contenders (default: inductor); `eager` checks the code "
                         "path without compiling, as nliforge-train's compile.backend=eager (CPU smoke runs)")
+    p.add_argument("--compile-cache-dir", default=None,
+                   help="inductor's and Triton's on-disk caches for the compiled contenders (compile.cache_dir); "
+                        "default: torch's own (/tmp/torchinductor_$USER or $TORCHINDUCTOR_CACHE_DIR)")
     p.add_argument("--peak-tflops", type=float, default=None, help="peak dense bf16 TFLOP/s for MFU (overrides the table)")
     p.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (CPU; default: all cores)")
     p.add_argument("--seed", type=int, default=0)
@@ -299,19 +337,22 @@ def build_inputs(args) -> dict:
     records = [Record(f"syn-{i:06d}", str(i), "-", label_names[labels[i]], "synthetic") for i in range(len(pairs))]
     # nliforge's real code path: EncodedNLI via the tokenizer call, LengthGroupedBatchSampler, PadCollator.
     dms = {}
-    for multiple in {NLF_VARIANTS[c][2] for c in args.contenders if c in NLF_VARIANTS}:
+    for key in {variant(c)[2:] for c in args.contenders if c in NLF_VARIANTS}:
         dm = NLIDataModule(records, PretokenizedTokenizer(pairs), batch_size=args.batch_size,
                            max_length=args.max_length, seed=args.seed, group_by_length=True,
-                           pad_to_multiple_of=multiple)
+                           pad_to_multiple_of=key[0], static_widths=key[1])
+        if key[1] is not None:
+            print(f"data.static_widths={key[1]}: batch widths {dm.pad_buckets}", flush=True)
         dm.collate = TokenCounter(dm.collate)
-        dms[multiple] = dm
+        dms[key] = dm
     lengths = np.array([len(p) for p in pairs])
     dist = {"mean": float(lengths.mean()), "p50": float(np.median(lengths)),
             "p95": float(np.percentile(lengths, 95)), "max": int(lengths.max())}
     device_name = torch.cuda.get_device_name(0) if args.device == "cuda" else platform.processor() or "cpu"
-    return {"shape": shape, "bb": ConfigBackbone(shape, args.seed), "dms": dms, "dist": dist,
-            "data_a": hf_dataset(pairs, labels, args.max_length, pad_to_max=True),
-            "data_b": hf_dataset(pairs, labels, args.max_length, pad_to_max=False),
+    hf = any(c in HF_NAMES for c in args.contenders)   # the Trainer's datasets only where it runs
+    return {"shape": shape, "bb": ConfigBackbone(shape, args.seed, device=args.device), "dms": dms, "dist": dist,
+            "data_a": hf_dataset(pairs, labels, args.max_length, pad_to_max=True) if hf else None,
+            "data_b": hf_dataset(pairs, labels, args.max_length, pad_to_max=False) if hf else None,
             "device_name": device_name,
             "peak": peak_flops(device_name if args.device == "cuda" else None, args.peak_tflops)}
 
@@ -323,11 +364,11 @@ def make_runners(inputs: dict, args) -> dict:
     bb = inputs["bb"]
 
     def nlf(name):
-        compile_kwargs, fused, multiple = NLF_VARIANTS[name]
-        if compile_kwargs is not None and args.compile_backend:
-            compile_kwargs = {**compile_kwargs, "backend": args.compile_backend}
-        backbone = bb if compile_kwargs is None else bb.compiled(**compile_kwargs)
-        dm = inputs["dms"][multiple]
+        settings, fused, multiple, widths = variant(name)
+        if settings is not None and args.compile_backend:   # a backend replaces the mode (torch takes one)
+            settings = {**settings, "backend": args.compile_backend, "mode": None}
+        backbone = bb if settings is None else bb.compiled(**settings)
+        dm = inputs["dms"][(multiple, widths)]
 
         def go():
             dm.collate.batches.clear()
@@ -354,6 +395,20 @@ def make_runners(inputs: dict, args) -> dict:
     return {c: nlf(c) if c in NLF_VARIANTS else hf_runners[c]() for c in args.contenders}
 
 
+def compile_counters() -> dict[str, int]:
+    """torch.compile's counters of this process (`torch._dynamo.utils.counters`): graphs compiled,
+    recompiles, graph breaks, and the FX graph / AOTAutograd cache hits and misses."""
+    from torch._dynamo.utils import counters
+
+    out = {f"graph_break/{k}"[:120]: v for k, v in counters["graph_break"].items()}
+    out.update({f"recompiles/{k}"[:120]: v for k, v in counters["recompiles"].items()})
+    for group, keys in (("stats", ("unique_graphs", "calls_captured")),
+                        ("inductor", ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass")),
+                        ("aot_autograd", ("autograd_cache_hit", "autograd_cache_miss", "total"))):
+        out.update({f"{group}/{k}": counters[group][k] for k in keys if counters[group].get(k)})
+    return out
+
+
 def timed_run(runner, args, threads: int) -> dict:
     """One training run of one contender, with its rates and (on CPU) the share of the CPU that other
     processes took meanwhile."""
@@ -364,10 +419,13 @@ def timed_run(runner, args, threads: int) -> dict:
     if args.device == "cuda":
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
+    before = compile_counters()
     (busy0, self0), w0 = _cpu_snapshot(), time.perf_counter()
     res, tok = runner()
     (busy1, self1), w1 = _cpu_snapshot(), time.perf_counter()
     res.update(tok)
+    after = compile_counters()
+    res["compile_counters"] = {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}
     res["foreign_cpu_frac"] = ((busy1 - busy0) - (self1 - self0)) / ((w1 - w0) * (os.cpu_count() or 1))
     res["real_tokens_per_s"] = tok["real_tokens"] / res["wall_s"]
     res["padded_tokens_per_s"] = tok["padded_tokens"] / res["wall_s"]
@@ -394,6 +452,8 @@ def run_rounds(runners: dict, args, threads: int) -> tuple[dict[str, list[dict]]
             extra = (f"peak mem {res['peak_mem_gib']:.1f} GiB" if args.device == "cuda"
                      else f"other processes {max(res['foreign_cpu_frac'], 0):.0%} CPU")
             loss = "n/a" if res.get("mean_loss_timed") is None else f"{res['mean_loss_timed']:.3f}"
+            if res["compile_counters"]:
+                print(f"  compile counters: {res['compile_counters']}", flush=True)
             print(f"  round {r + 1}/{args.rounds} {name:<16} {res['examples_per_s']:8.1f} ex/s "
                   f"{res['real_tokens_per_s']:10.0f} tok/s ({res['steps']} steps in {res['wall_s']:.2f}s, "
                   f"start-up {res['startup_s']:.1f}s, step median {1e3 * res['median_step_s']:.1f} max "
@@ -412,6 +472,11 @@ def main(argv=None) -> dict:
     if args.device == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
+    if args.compile_cache_dir:
+        from nliforge.models.graphs import use_cache_dir
+
+        print(f"compile cache {use_cache_dir(args.compile_cache_dir)}: "
+              f"{sum(1 for p in Path(args.compile_cache_dir).rglob('*') if p.is_file())} files before this run", flush=True)
     t = time.perf_counter()
     inputs = build_inputs(args)
     bb, dist, peak = inputs["bb"], inputs["dist"], inputs["peak"]
@@ -433,8 +498,13 @@ def main(argv=None) -> dict:
                     "n_embedding_params": bb.n_embedding, "model_shape": inputs["shape"],
                     "tokens_per_pair": dist, "env": env})
     print(f"wrote {write_summary(summary, args.out)}")
+    print(f"process wall {time.perf_counter() - T_PROCESS:.1f} s ({T_IMPORTS:.1f} s of it imports)", flush=True)
     return summary
 
 
 if __name__ == "__main__":
-    main()
+    summary = main()
+    if summary["args"]["device"] == "cuda":   # everything is written: skip the CUDA and compile-worker tear-down
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)

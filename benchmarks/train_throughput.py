@@ -106,6 +106,7 @@ def run_nliforge(bb: Backbone, dm, args, dynamics: bool, opt_kwargs: dict | None
         callbacks.insert(0, dyn)
     module = NLIClassifier(bb.fresh(), optimizer=partial(torch.optim.AdamW, lr=args.lr, **(opt_kwargs or {})),
                            weight_decay=args.weight_decay, warmup_ratio=0.0)
+    module.full_batches_only = bool(getattr(bb, "full_batches_only", False))   # compile.full_batches_only
     trainer = L.Trainer(
         accelerator="gpu" if args.device == "cuda" else "cpu", devices=1,
         precision="bf16-mixed" if args.bf16 else "32-true",

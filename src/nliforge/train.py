@@ -109,12 +109,13 @@ def frozen_bias(cfg: DictConfig, records) -> BiasTable | None:
 
 def compile_backbone(module: NLIClassifier, settings: DictConfig | None) -> None:
     """`compile.enabled`: torch.compile the backbone in place (`nn.Module.compile`), so checkpoints and
-    the saved model keep their usual parameter names. Pays off on GPUs and long runs, not tiny CPU ones."""
-    if settings is None or not settings.get("enabled", False):
-        return
-    kwargs = {k: settings.get(k) for k in ("mode", "dynamic", "backend") if settings.get(k) is not None}
-    log.info("torch.compile of the backbone %s", kwargs)
-    module.model.compile(**kwargs)
+    the saved model keep their usual parameter names; `compile.regional` compiles its repeated blocks
+    alone, `compile.cache_dir` keeps the compiled artefacts for the next run (nliforge.models.graphs).
+    Pays off on GPUs and long runs, not tiny CPU ones."""
+    from nliforge.models.graphs import compile_backbone_model
+
+    if compile_backbone_model(module.model, settings) is not None:
+        module.full_batches_only = bool(settings.get("full_batches_only", False))
 
 
 def check_distributed(cfg: DictConfig, trainer) -> None:
@@ -218,7 +219,10 @@ def fit_and_record(cfg: DictConfig, inputs: dict, out: Path, resume_from: str | 
                        cfg.data.num_workers, int(cfg.seed), val_sets,
                        group_by_length=cfg.data.get("group_by_length", True), input=inputs["view"],
                        hypothesis_view=poe is not None and bias is None,   # the joint head reads it; a frozen expert not
-                       pad_to_multiple_of=cfg.data.get("pad_to_multiple_of"), pad_buckets=cfg.data.get("pad_buckets"))
+                       pad_to_multiple_of=cfg.data.get("pad_to_multiple_of"), pad_buckets=cfg.data.get("pad_buckets"),
+                       static_widths=cfg.data.get("static_widths"))
+    if dm.pad_buckets is not None:
+        log.info("batch widths: %s", dm.pad_buckets)
     module = build_module(cfg, model, perm, list(val_sets), poe, bias)
     compile_backbone(module, cfg.get("compile"))
     loggers = build_loggers(cfg, f"{ts.train_id}-s{cfg.seed}", out, job_type="train")

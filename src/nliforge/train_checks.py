@@ -27,6 +27,13 @@ def check_run_settings(cfg: DictConfig) -> None:
         raise NLIDataError("model: this is a Z-Aug generator config (kind: generator); nliforge-train needs a "
                            "classifier model (tiny, minilm, roberta_large, ...). Generators train in pipeline=zaug.")
     check_max_length(cfg.model.backbone, int(cfg.data.max_length), "model.max_length")
+    if cfg.data.get("static_widths") is not None and cfg.data.get("pad_buckets") is not None:
+        raise NLIDataError(f"data.static_widths={cfg.data.static_widths} chooses the widths itself: leave "
+                           f"data.pad_buckets={list(cfg.data.pad_buckets)} unset (null)")
+    if cfg.get("compile") is not None and cfg.compile.get("enabled", False):
+        from nliforge.models.graphs import check_compile_settings
+
+        check_compile_settings(cfg.compile)
     if cfg.get("overwrite_output", False) and cfg.get("ckpt_path") is not None:
         raise NLIDataError(f"overwrite_output=true empties the run folder: it cannot also resume from "
                            f"ckpt_path={cfg.get('ckpt_path')}")

@@ -81,6 +81,52 @@ def test_gpu_session_stops_at_its_budget_and_still_writes_its_folder(tmp_path, m
     assert ended["status"].startswith("timed out") and ended["wall_s"] < 10
 
 
+def test_gpu_session_headline_plan_and_its_cache_folders(tmp_path, monkeypatch):
+    gs = _gpu_session()
+    monkeypatch.setenv("OUT", str(tmp_path / "out"))
+    session = gs.main(["--device", "cpu", "--model", "tiny", "--parts", "headline", "--budget-s", "1"])
+    # the default step (trainer=gpu, HF, preset=gpu_fast) runs its 2 rounds in one process; the graphs
+    # alternate cold and warm, round by round
+    assert [(e["step"], e["round"]) for e in session["rounds"]] == [
+        ("default", 1), ("graphs_cold", 1), ("graphs_warm", 1), ("graphs_cold", 2), ("graphs_warm", 2)]
+    args = gs.parse_args(["--cache-root", str(tmp_path / "c"), "--out-dir", str(tmp_path)])
+    cold, warm = gs.PARTS["headline"][1:]
+    assert gs.cache_dir(cold, 1, args) == (tmp_path / "c" / "graphs_cold_r2", "cold")
+    assert gs.cache_dir(warm, 1, args) == (tmp_path / "c" / "graphs_cold_r2", "warm")   # what that cold run left
+    default = gs.PARTS["headline"][0]
+    cmd = gs.command(default, 0, args, tmp_path / "x.json")
+    assert cmd[cmd.index("--rounds") + 1] == "2" and {"nliforge+dyn", "hf_B_best", "nliforge+fast"} <= set(cmd)
+
+
+def test_headline_line_from_a_projection_worked_by_hand():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from gpu_report import cache_state, headline
+
+    def run(rate, startup, **counts):
+        return {"examples_per_s": rate, "startup_s": startup, "compile_counters": counts}
+
+    cold = run(900.0, 40.0, **{"inductor/fxgraph_cache_miss": 10, "stats/unique_graphs": 5})
+    warm = run(1000.0, 10.0, **{"inductor/fxgraph_cache_hit": 10, "stats/unique_graphs": 5})
+    assert [cache_state(r) for r in (cold, warm, run(1, 1), run(1, 1, **{"stats/unique_graphs": 2}))] == [
+        "cold", "warm", None, "compiled"]
+    env = {"device_name": "NVIDIA H200"}
+    merged = {"default": {"args": {"batch_size": 32, "warmup": 30}, "env": env, "contenders": {
+                  "hf_B_best": {"examples_per_s": 300.0, "runs": [run(300.0, 10.0)]}}},
+              "graphs_cold": {"args": {"batch_size": 32, "warmup": 80}, "env": env, "contenders": {
+                  "nliforge+graphs4": {"examples_per_s": 900.0, "runs": [cold]}}},
+              "graphs_warm": {"args": {"batch_size": 32, "warmup": 80}, "env": env, "contenders": {
+                  "nliforge+graphs4": {"examples_per_s": 1000.0, "runs": [warm]}}}}
+    out, lines = headline(merged, "roberta-large")
+    # 5 epochs x ceil(103,000 / 32) = 16,095 steps. HF: 10 + (16,095 - 30) x 32 / 300 = 1,723.6 s;
+    # cold graphs: 40 + (16,095 - 80) x 32 / 900 = 609.42 s = 10.16 min, 515,000 / 609.42 = 845.1 ex/s,
+    # 1,723.6 / 609.42 = 2.83x
+    assert out["hf"]["projected_s"] == pytest.approx(1723.6, abs=0.01)
+    assert out["headline"] == "RoBERTa-large x WANLI x 5 epochs, one H200: 10.2 min (845 ex/s, 2.83x fused HF Trainer)"
+    assert lines[-1] == out["headline"]
+    warm_row = next(r for r in out["rows"] if r["cache"] == "warm")   # 10 + 16,015 x 32 / 1,000 = 522.48 s
+    assert warm_row["projected_s"] == pytest.approx(522.48, abs=0.01)
+
+
 @pytest.mark.slow
 def test_gpu_session_cpu_smoke(tmp_path):
     """The GPU session's main part end to end on CPU (tiny model, 3 steps, eager compile backend):

@@ -12,6 +12,7 @@ from nliforge.errors import NLIDataError
 from nliforge.data.labels import LABEL2ID
 from nliforge.data.records import Record
 from nliforge.data.sampling import GlobalBatchSampler, LengthGroupedBatchSampler
+from nliforge.models.graphs import static_widths as static_widths_of
 
 TOKEN_KEYS = ("input_ids", "attention_mask", "token_type_ids")
 INPUTS = ("pair", "hypothesis", "premise")
@@ -153,25 +154,42 @@ class NLIDataModule(L.LightningDataModule):
 
     `input` (`model.input`) applies to every set, so training, validation, the dynamics pass and
     the suite all see the same view; `hypothesis_view` adds the hypothesis-only keys to the
-    training set only (a PoE bias head is a training-time device).
+    training set only (a PoE bias head is a training-time device). `static_widths=N` pads every batch
+    to one of at most N widths chosen from the training set's lengths (`nliforge.models.graphs`), as
+    `pad_buckets` would with those widths: the same examples in the same order, a few batch shapes.
     """
 
     def __init__(self, train: Sequence[Record], tokenizer, batch_size: int = 32, eval_batch_size: int = 128,
                  max_length: int = 128, num_workers: int = 0, seed: int = 0,
                  val_sets: Mapping[str, Sequence[Record]] | None = None, group_by_length: bool = True,
                  input: str = "pair", hypothesis_view: bool = False, pad_to_multiple_of: int | None = None,
-                 pad_buckets: Sequence[int] | None = None):
+                 pad_buckets: Sequence[int] | None = None, static_widths: int | None = None):
         super().__init__()
         self.tokenizer = tokenizer
         self.batch_size, self.eval_batch_size = batch_size, eval_batch_size
         self.max_length, self.num_workers, self.seed = max_length, num_workers, seed
         self.group_by_length = group_by_length
         self.input = check_input(input)
-        self.collate = PadCollator(tokenizer.pad_token_id, pad_to_multiple_of, pad_buckets)
         self.train_set = EncodedNLI(train, tokenizer, max_length, input=input, hypothesis_view=hypothesis_view)
+        if static_widths is not None:   # a few fixed widths for compiled graphs, from the training lengths
+            if pad_buckets is not None:
+                raise NLIDataError(f"data.static_widths={static_widths} chooses the widths itself: leave "
+                                   f"data.pad_buckets={list(pad_buckets)} unset (null)")
+            pad_buckets = self.plan_widths(static_widths, pad_to_multiple_of or 8)
+        self.pad_buckets = list(pad_buckets) if pad_buckets is not None else None
+        self.collate = PadCollator(tokenizer.pad_token_id, pad_to_multiple_of, pad_buckets)
         self.val_sets = {name: self.encode(recs) for name, recs in (val_sets or {}).items()}
         self._train_loader: ResumableDataLoader | None = None
         self._resume: dict | None = None   # the training loader's position from a checkpoint
+
+    def plan_widths(self, n: int, multiple: int) -> list[int]:
+        """`data.static_widths`: the widths with the fewest padded tokens over the batches of epoch 0's
+        plan (each batch's longest row, weighted by its rows). The plan is the same for any number of
+        processes, so every process gets the same widths; the largest covers the longest example."""
+        lengths = self.train_set.lengths()
+        plan = self.train_sampler_for(1, 0).global_batches()
+        longest = [max(lengths[i] for i in batch) for batch in plan]
+        return static_widths_of(longest, n, multiple, weights=[len(batch) for batch in plan])
 
     def state_dict(self) -> dict:
         """Saved by Lightning in every checkpoint: how far the current epoch's batch plan had got."""
@@ -211,7 +229,9 @@ class NLIDataModule(L.LightningDataModule):
     def train_sampler(self) -> GlobalBatchSampler:
         """This process's batches: `data.batch_size` is the global batch, split over the processes,
         so a DDP run trains on the same batches as a single process (see `data.sampling`)."""
-        world, rank = self.processes()
+        return self.train_sampler_for(*self.processes())
+
+    def train_sampler_for(self, world: int, rank: int) -> GlobalBatchSampler:
         if self.group_by_length:
             return LengthGroupedBatchSampler(self.train_set.lengths(), self.batch_size, self.seed,
                                              num_replicas=world, rank=rank)

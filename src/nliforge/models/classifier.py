@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from transformers import get_linear_schedule_with_warmup
 
 from nliforge.data.datamodule import TOKEN_KEYS
+from nliforge.models.graphs import eager_stance
 from nliforge.models.optim import build_optimizer
 
 NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight", "LayerNorm.bias")
@@ -44,6 +45,10 @@ class NLIClassifier(L.LightningModule):
 
     # constructor arguments of a subclass kept out of the saved hyper-parameters (data, not settings)
     unsaved_args: tuple[str, ...] = ()
+    # `compile.full_batches_only`: a compiled backbone runs compiled on full training batches alone; a
+    # shorter batch (an epoch's last) and evaluation run eagerly, so no graph is built for a shape seen once
+    full_batches_only: bool = False
+    _graph_rows: int = 0
 
     def __init__(self, model, optimizer: Callable[..., torch.optim.Optimizer] | None = None,
                  weight_decay: float = 0.1, warmup_ratio: float = 0.06,
@@ -63,10 +68,22 @@ class NLIClassifier(L.LightningModule):
         self.train()
 
     def forward(self, batch: dict) -> torch.Tensor:
-        logits = self.model(**{k: batch[k] for k in TOKEN_KEYS if k in batch}).logits
+        with eager_stance(self.full_batches_only and self.off_graph(batch)):
+            logits = self.model(**{k: batch[k] for k in TOKEN_KEYS if k in batch}).logits
         return logits if self.label_permutation is None else logits[:, self.label_permutation]
 
+    def off_graph(self, batch: dict) -> bool:
+        """Whether `batch` runs eagerly under `full_batches_only`: outside training, or fewer rows than
+        the largest training batch seen."""
+        if not self.training or torch.is_inference_mode_enabled() or not torch.is_grad_enabled():
+            return True
+        rows = int(batch["input_ids"].shape[0])
+        self._graph_rows = max(self._graph_rows, rows)
+        return rows < self._graph_rows
+
     def training_step(self, batch: dict, batch_idx: int) -> dict:
+        if self.full_batches_only:   # a new step: CUDA graph trees may reuse the last step's buffers
+            torch.compiler.cudagraph_mark_step_begin()
         logits = self(batch)
         loss = F.cross_entropy(logits, batch["labels"], ignore_index=-1)
         if log_this_step(self):

@@ -86,6 +86,7 @@ RANGES: dict[str, Range | Choice] = {
     "data.max_length": POSITIVE_INT, "model.max_length": POSITIVE_INT,
     "data.num_workers": COUNT,
     "data.pad_to_multiple_of": POSITIVE_INT,
+    "data.static_widths": Range(1, 8, integer=True),                # nliforge.models.graphs.MAX_STATIC_WIDTHS
     "data.combine": Choice(("augment", "replace")),               # nliforge.data.combine.COMBINE_MODES
     # model (conf/model/*.yaml)
     "model.max_epochs": POSITIVE_INT,
@@ -132,6 +133,7 @@ RANGES: dict[str, Range | Choice] = {
     "seed": SEED,
     "num_threads": POSITIVE_INT,
     "progress_every_s": POSITIVE,
+    "compile.recompile_limit": POSITIVE_INT,
     "compile.mode": Choice(("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")),
     # nliforge-review (conf/review.yaml)
     "teacher.threshold": FRACTION, "teacher.batch_size": POSITIVE_INT, "teacher.max_length": POSITIVE_INT,

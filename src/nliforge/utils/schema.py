@@ -41,6 +41,9 @@ from nliforge.utils.target_hints import BASES, Spec, spec_of, target_specs
 KNOWN: dict[str, type] = {   # by key pattern: settings whose default is null, or says less than the type
     "data.pad_to_multiple_of": int,
     "data.pad_buckets": list,
+    "data.static_widths": int,
+    "compile.cache_dir": str,
+    "compile.recompile_limit": int,
     "data.train_sets.*.limit": int,
     "ckpt_path": str,
     "seed": int,                # nliforge-evaluate: null = the model folder's training seed
