@@ -17,6 +17,7 @@ from dataclasses import dataclass, fields
 
 from nliforge.generation.cache import ResponseCache
 from nliforge.generation.ratelimit import RateLimiter
+from nliforge.generation.shard import OTHER_SHARD, active_shard, send_forbidden
 from nliforge.generation.types import (Failure, GenerationError, GenerationRequest, RequestRejected,
                                        Response, RetryableError, cache_key)
 from nliforge.utils.progress import progress as progress_bar
@@ -80,13 +81,18 @@ def run_requests(backend, requests: Sequence[GenerationRequest], cache: Response
     settings = settings or RunnerSettings()
     _check_unique(requests)
     keys = {r.uid: cache_key(backend.name, backend.model, r) for r in requests}
-    done = cache.keys()
+    done, shard = cache.keys(), active_shard()
+    others = {k for k in keys.values() if k not in done and shard is not None and not shard.holds(k)}
     pending: dict[str, GenerationRequest] = {}
     for r in requests:
-        if keys[r.uid] not in done:
+        if keys[r.uid] not in done and keys[r.uid] not in others:
             pending.setdefault(keys[r.uid], r)
+    _check_sending(pending, stage)
     n_waiting = sum(1 for r in requests if keys[r.uid] in pending)
-    cache.count(stage, "cached", len(requests) - n_waiting)
+    n_others = sum(1 for r in requests if keys[r.uid] in others)
+    cache.count(stage, "cached", len(requests) - n_waiting - n_others)
+    if n_others:
+        cache.count(stage, OTHER_SHARD, n_others)
     cache.flush()  # one commit, so the count survives a kill before the first answer
     bar = progress_bar(total=len(requests), initial=len(requests) - n_waiting, desc=f"generate[{stage}]", unit="req",
                        disable=not settings.progress, mininterval=0.5, dynamic_ncols=True)
@@ -99,7 +105,18 @@ def run_requests(backend, requests: Sequence[GenerationRequest], cache: Response
     finally:
         bar.close()
         cache.flush()
-    return {r.uid: run.answers.get(keys[r.uid]) or _lookup(cache, keys[r.uid], r.uid) for r in requests}
+    other = Failure(OTHER_SHARD, f"shard {shard}: another shard sends this request")
+    return {r.uid: other if keys[r.uid] in others else run.answers.get(keys[r.uid]) or _lookup(cache, keys[r.uid], r.uid)
+            for r in requests}
+
+
+def _check_sending(pending: dict[str, GenerationRequest], stage: str) -> None:
+    """A merge sends nothing: a request no shard answered means a shard is not finished."""
+    why = send_forbidden()
+    if why and pending:
+        first = next(iter(pending.values()))
+        raise GenerationError(f"{why}: {len(pending)} request(s) of stage {stage} have no answer in any shard's "
+                              f"cache (the first: {first.uid}); finish the shards (rerun them) and merge again")
 
 
 def _lookup(cache: ResponseCache, key: str, uid: str) -> Result:
@@ -159,7 +176,8 @@ class _Run:
 
     async def all_async(self, pending: dict[str, GenerationRequest]) -> None:
         """All pending requests as tasks behind one semaphore; the first fatal error cancels the rest."""
-        self.sem = asyncio.Semaphore(self.settings.concurrency)
+        # several endpoints: as many requests at once as they have slots together
+        self.sem = asyncio.Semaphore(getattr(self.backend, "total_slots", self.settings.concurrency))
         self.limiter = RateLimiter(self.settings.requests_per_minute, self.settings.tokens_per_minute)
         tasks = [asyncio.ensure_future(self.one(key, req)) for key, req in pending.items()]
         try:
@@ -202,8 +220,15 @@ class _Run:
         except RequestRejected as rejected:
             self.record(key, Failure(rejected.kind, str(rejected)))
             return None
+        finally:
+            self.take_counts()
         self.record(key, response)
         return None
+
+    def take_counts(self) -> None:
+        """A backend's own counters (several endpoints: per endpoint) into the ledger."""
+        for name, amount in getattr(self.backend, "take_counts", lambda: [])():
+            self.cache.count(self.stage, name, amount)
 
 
 async def _with_timeout(coro, seconds: float):
