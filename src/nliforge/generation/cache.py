@@ -159,16 +159,17 @@ class ResponseCache:
                 out[name] = out.get(name, 0) + int(value)
         return out
 
-    def merge_from(self, other: ResponseCache) -> int:
-        """Add another cache's answers (a key already here keeps its answer) and ledger counters (summed):
-        the merge of a sharded run. Returns how many answers were new."""
+    def merge_from(self, other: ResponseCache, skip: tuple[str, ...] = ()) -> int:
+        """Add another cache's answers (a key already here keeps its answer) and ledger counters (summed,
+        but those named in `skip`): the merge of a sharded run. Returns how many answers were new."""
         db, new = self.db, 0
         db.execute("BEGIN")
         try:
             for row in other.db.execute("SELECT key, stage, kind, body, created FROM answers ORDER BY key"):
                 new += db.execute("INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?)", row).rowcount
+            rows = [r for r in other.db.execute("SELECT stage, name, value FROM ledger") if r[1] not in skip]
             db.executemany("INSERT INTO ledger VALUES (?, ?, ?) ON CONFLICT(stage, name) DO UPDATE SET "
-                           "value = value + excluded.value", other.db.execute("SELECT stage, name, value FROM ledger"))
+                           "value = value + excluded.value", rows)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
