@@ -16,7 +16,7 @@ from nliforge.engine.input_set import check_input
 from nliforge.engine.registry import pipeline_conf_dirs
 from nliforge.engine.run_folder import RunFolder
 from nliforge.engine.shards import check_same_inputs, check_shards, merged_config, seed_merged_folder, shard_stage
-from nliforge.generation.shard import parse_shard, sending_nothing
+from nliforge.generation.shard import parse_shard
 from nliforge.engine.stand_in import resolve_generator
 from nliforge.tracking.generation import log_generation
 from nliforge.utils.atomic import atomic_write_text
@@ -63,8 +63,7 @@ def generate(cfg: DictConfig) -> dict:
         return dry_run(cfg, folder, stages)
     if shard is not None:
         return _run_shard(cfg, folder, shard, before)
-    with sending_nothing("merge: the shards answered every request" if shards else None):
-        manifest = run_stages(cfg, folder)
+    manifest = run_stages(cfg, folder, merged=bool(shards))
     data_stages = [st.name for st in stages if not st.side] or [stages[-1].name]
     last = data_stages[-1]                               # side stages (explain) report, they make no dataset
     rows, final = folder.read_rows(last), None

@@ -14,9 +14,10 @@ from nliforge.engine.dry_run import first_generator_stage, render_prompts
 from nliforge.engine.registry import load_pipeline
 from nliforge.engine.run_folder import RunFolder
 from nliforge.engine.stages import Stage, StageContext
-from nliforge.generation.shard import Shard, sharding
+from nliforge.generation.shard import Shard, sending_nothing, sharding
 
 log = logging.getLogger("nliforge.generate")
+MERGED = "merge: the shards answered every request of the shard stage"
 
 
 def check_run(cfg: DictConfig, dry_run: bool = False) -> list[Stage]:
@@ -34,15 +35,16 @@ def check_run(cfg: DictConfig, dry_run: bool = False) -> list[Stage]:
     return stages
 
 
-def run_stages(cfg: DictConfig, folder: RunFolder, until: str | None = None, shard: Shard | None = None) -> dict:
+def run_stages(cfg: DictConfig, folder: RunFolder, until: str | None = None, shard: Shard | None = None,
+               merged: bool = False) -> dict:
     """Run (or skip, when current) each configured stage, or those before the stage `until`; with `shard`,
-    those up to the shard stage, which sends only the shard's requests (engine/shards.py); returns the
-    manifest."""
+    those up to the shard stage, which sends only the shard's requests; `merged` (a merge of shards): every
+    stage, the shard stage answered from the merged cache alone (engine/shards.py). Returns the manifest."""
     from nliforge.engine.shards import shard_stage
 
     names = list(cfg.pipeline.stages)
     stages = check_run(cfg, dry_run=until is not None)
-    split = shard_stage(str(cfg.pipeline.name), stages).name if shard is not None else None
+    split = shard_stage(str(cfg.pipeline.name), stages).name if shard is not None or merged else None
     for st in stages:
         if st.name == until:
             break
@@ -51,9 +53,10 @@ def run_stages(cfg: DictConfig, folder: RunFolder, until: str | None = None, sha
             entry = folder.stage_entry(st.name)
             log.info("stage %-11s already done: %d -> %d (skipped)", st.name, entry["count_in"], entry["count_out"])
         else:
-            with sharding(shard if st.name == split else None):
+            with sharding(shard if st.name == split else None), \
+                    sending_nothing(MERGED if merged and st.name == split else None):
                 _run_stage(cfg, folder, st, inputs)
-        if st.name == split:
+        if st.name == split and shard is not None:
             break
     return folder.manifest()
 
