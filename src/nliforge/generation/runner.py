@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import signal
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -175,17 +176,28 @@ class _Run:
             self.bar.update(len(chunk))
 
     async def all_async(self, pending: dict[str, GenerationRequest]) -> None:
-        """All pending requests as tasks behind one semaphore; the first fatal error cancels the rest."""
+        """All pending requests as tasks behind one semaphore; the first fatal error cancels the rest.
+        SIGTERM (Slurm's preemption, `scancel`, `timeout`) sends nothing more, lets the requests in flight
+        finish and cache their answers, then stops the run: a rerun resends none of them."""
         # several endpoints: as many requests at once as they have slots together
         self.sem = asyncio.Semaphore(getattr(self.backend, "total_slots", self.settings.concurrency))
         self.limiter = RateLimiter(self.settings.requests_per_minute, self.settings.tokens_per_minute)
+        self.stopping = asyncio.Event()
         tasks = [asyncio.ensure_future(self.one(key, req)) for key, req in pending.items()]
+        previous = signal.getsignal(signal.SIGTERM)
+        handled = _on_sigterm(self.stopping.set)
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
             for task in done:
                 if task.exception() is not None:
                     raise task.exception()
+            if self.stopping.is_set():
+                raise GenerationError(f"stopped by SIGTERM; every answer that arrived is cached ({len(self.answers)} "
+                                      "in this start): rerun the same command to resume")
         finally:
+            if handled:
+                asyncio.get_running_loop().remove_signal_handler(signal.SIGTERM)
+                signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -194,8 +206,10 @@ class _Run:
     async def one(self, key: str, request: GenerationRequest) -> None:
         """Send one request until it is answered or rejected; back off (outside the semaphore) on faults."""
         attempt = 0
-        while True:
+        while not self.stopping.is_set():
             async with self.sem:
+                if self.stopping.is_set():
+                    return
                 await self.limiter.acquire(request)
                 fault = await self.attempt(key, request)
             if fault is None:
@@ -229,6 +243,15 @@ class _Run:
         """A backend's own counters (several endpoints: per endpoint) into the ledger."""
         for name, amount in getattr(self.backend, "take_counts", lambda: [])():
             self.cache.count(self.stage, name, amount)
+
+
+def _on_sigterm(callback) -> bool:
+    """Call `callback` on SIGTERM while the loop runs (main thread only); whether the handler was set."""
+    try:
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, callback)
+    except (ValueError, RuntimeError, NotImplementedError):   # not the main thread, or no signals here
+        return False
+    return True
 
 
 async def _with_timeout(coro, seconds: float):
