@@ -60,12 +60,12 @@ def test_killed_shard_rerun_changes_nothing(signame, tmp_path, world_cache, clas
         while proc.poll() is None and sum(r["event"] == "answered" for r in log_rows(logs[1])) < 10:
             time.sleep(0.02)
         assert proc.poll() is None, "the shard finished before it could be killed"
-        before_kill = {r["sha256"] for r in log_rows(logs[1]) if r["event"] == "received"}
         proc.send_signal(getattr(signal, signame))
         _, err = proc.communicate(timeout=120)
         assert proc.returncode != 0
         if signame == "SIGTERM":   # one line, after the requests in flight were answered and cached
             assert "error: stopped by SIGTERM" in err and "Traceback" not in err, err[-2000:]
+        before_rerun = {r["sha256"] for r in log_rows(logs[1]) if r["event"] == "received"}   # the killed start's
         proc = start([*args, "shard=1/2"], shard1)
         _, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err[-2000:]
@@ -79,4 +79,4 @@ def test_killed_shard_rerun_changes_nothing(signame, tmp_path, world_cache, clas
     if signame == "SIGTERM":
         assert twice == []                                           # nothing sent twice
     else:   # only requests in flight at the kill (sent before it, their answers never cached) go again
-        assert len(twice) <= CONCURRENCY and set(twice) <= before_kill
+        assert len(twice) <= CONCURRENCY and set(twice) <= before_rerun
