@@ -10,6 +10,7 @@ than the server's Retry-After). Local models (`BatchBackend`) run their pending 
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import signal
 import time
@@ -24,6 +25,7 @@ from nliforge.generation.types import (Failure, GenerationError, GenerationReque
 from nliforge.utils.progress import progress as progress_bar
 
 Result = Response | Failure
+_TEST_SIGNAL = bool(os.environ.get("NLIFORGE_TEST_SIGNAL_SHARD"))   # read once: a test's kill switch, else off
 
 
 @dataclass
@@ -157,6 +159,10 @@ class _Run:
             cache.count(stage, f"failure:{result.kind}")
         if cache.put(key, stage, result):
             self.answers[key] = result  # else an earlier answer to the same key is kept (and looked up)
+        if _TEST_SIGNAL:   # the Slurm shard tests only (nliforge.testing.shard_kill)
+            from nliforge.testing.shard_kill import after_answer
+
+            after_answer(active_shard(), len(self.answers))
 
     def batches(self, pending: dict[str, GenerationRequest]) -> None:
         """A local model: pending requests in order, `batch_size` per call, each answer cached."""
