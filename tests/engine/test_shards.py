@@ -204,3 +204,12 @@ def test_merged_longtext_dataset_is_the_unsharded_one(tmp_path, world_cache):
     for name in ("longtext_generate:standin_a", "longtext_generate:standin_b"):
         assert sent[0][name]["sent"] + sent[1][name]["sent"] == 12 == manifest["ledger"][name]["cached"]
         assert min(s[name]["sent"] for s in sent) > 0
+
+
+def test_merge_into_the_multirun_folder_skips_its_own_folder(wanli_runs, world_cache):
+    """The merge's folder inside the multirun folder is no shard: merging again there finds the same shards."""
+    root, shards, manifest, _ = wanli_runs
+    again = generate(merge_cfg(root / "multirun" / "merged", world_cache, root / "multirun"))
+    assert (root / "multirun" / "merged" / "dataset.jsonl").read_bytes() == (root / "single" / "dataset.jsonl").read_bytes()
+    again = generate(merge_cfg(root / "multirun" / "merged", world_cache, root / "multirun"))   # and resumes
+    assert again["stages"]["variability"]["sha256"] == manifest["stages"]["variability"]["sha256"]

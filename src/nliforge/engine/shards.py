@@ -56,10 +56,10 @@ def shard_folders(value) -> list[Path]:
         if (path / "config.yaml").is_file():
             found.append(path)
         elif path.is_dir():
-            jobs = sorted((p for p in path.iterdir() if (p / "config.yaml").is_file()), key=lambda p: p.name)
+            jobs = sorted((p for p in path.iterdir() if _is_shard(p)), key=lambda p: p.name)
             if not jobs:
                 raise NLIDataError(f"merge={item}: neither a shard's run folder nor a multirun folder holding them "
-                                   "(no config.yaml in it or its subfolders)")
+                                   "(no config.yaml of a run with shard=k/n in it or its subfolders)")
             found.extend(jobs)
         else:
             raise NLIDataError(f"merge={item}: no such folder")
@@ -67,6 +67,11 @@ def shard_folders(value) -> list[Path]:
 
 
 RUN = "<run folder>"   # the shard's own folder in its config, so that shards compare equal
+
+
+def _is_shard(folder: Path) -> bool:
+    """A run folder made with `shard=` (a multirun folder may also hold the merge's own folder)."""
+    return (folder / "config.yaml").is_file() and OmegaConf.load(folder / "config.yaml").get("shard") is not None
 
 
 def _load(folder: Path) -> tuple[dict, dict]:
