@@ -109,6 +109,8 @@ def main() -> None:
                 seconds, _ = timed_run(urls[:n], args.slots, n_req, seed=100 * r + n)
                 rates.setdefault(("endpoints", n), []).append(n_req / seconds)
                 rates.setdefault(("shards", n), []).append(sharded(urls, args.slots, n_req, n, 100 * r + 50 + n))
+                print(f"round {r}: {n} endpoints {rates['endpoints', n][-1]:.1f} req/s, {n} shards "
+                      f"{rates['shards', n][-1]:.1f} req/s (ideal {n * bound:g})", flush=True)
     finally:
         for proc in procs:
             proc.terminate()

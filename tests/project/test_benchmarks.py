@@ -98,3 +98,14 @@ def test_gpu_session_cpu_smoke(tmp_path):
     assert set(preset["contenders"]) == {"nliforge+compile"} and "dynamics_overhead" in default
     assert session["hf_B_best_call_median"] > 0
     assert "nliforge+compile" in (tmp_path / "session.txt").read_text()
+
+
+@pytest.mark.slow
+def test_generation_scaling_smoke(tmp_path):
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "generation_scaling.py"), "--quick"],
+                          capture_output=True, text=True, cwd=ROOT / "benchmarks", timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = {" ".join(line.split()[:2]): float(line.split()[-1]) for line in proc.stdout.splitlines()
+            if line.split()[:2] and line.split()[1] in ("endpoints", "shards") and not line.startswith("round")}
+    assert set(rows) == {f"{n} {kind}" for n in (1, 2, 4) for kind in ("endpoints", "shards")}
+    assert all(0 < ratio <= 1.2 for ratio in rows.values()), rows
