@@ -19,13 +19,13 @@ from dataclasses import dataclass, fields
 
 from nliforge.generation.cache import ResponseCache
 from nliforge.generation.ratelimit import RateLimiter
-from nliforge.generation.shard import OTHER_SHARD, active_shard, send_forbidden
+from nliforge.generation.shard import OTHER_SHARD, SIGNAL_ENV, active_shard, send_forbidden, signal_self_if_asked
 from nliforge.generation.types import (Failure, GenerationError, GenerationRequest, RequestRejected,
                                        Response, RetryableError, cache_key)
 from nliforge.utils.progress import progress as progress_bar
 
 Result = Response | Failure
-_TEST_SIGNAL = bool(os.environ.get("NLIFORGE_TEST_SIGNAL_SHARD"))   # read once: a test's kill switch, else off
+_TEST_SIGNAL = bool(os.environ.get(SIGNAL_ENV))   # read once: a test's fault injection, else off
 
 
 @dataclass
@@ -159,10 +159,8 @@ class _Run:
             cache.count(stage, f"failure:{result.kind}")
         if cache.put(key, stage, result):
             self.answers[key] = result  # else an earlier answer to the same key is kept (and looked up)
-        if _TEST_SIGNAL:   # the Slurm shard tests only (nliforge.testing.shard_kill)
-            from nliforge.testing.shard_kill import after_answer
-
-            after_answer(active_shard(), len(self.answers))
+        if _TEST_SIGNAL:   # fault injection for the Slurm shard tests only (generation/shard.py)
+            signal_self_if_asked(len(self.answers))
 
     def batches(self, pending: dict[str, GenerationRequest]) -> None:
         """A local model: pending requests in order, `batch_size` per call, each answer cached."""

@@ -15,10 +15,13 @@ partial, and only the merge's are the dataset.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
+import signal
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
+from pathlib import Path
 
 from nliforge.errors import NLIDataError
 
@@ -77,3 +80,24 @@ def sending_nothing(reason: str | None) -> Iterator[None]:
         yield
     finally:
         _NO_SEND.reset(token)
+
+
+# Fault injection for the Slurm tests of sharded runs (tests/project/test_generate_slurm.py): a test cannot reach
+# into an array task to stop it at a chosen moment, so the task does it itself. With
+# NLIFORGE_TEST_SIGNAL_SHARD=<k/n>:<answers>:<signal>:<marker file> in the environment (Slurm passes the submitting
+# environment to its jobs), shard k/n sends `signal` to its own process after its `answers`-th answer, once (the
+# marker file, written first, keeps the rerun from doing it again). Unset, as always outside tests, nothing runs.
+SIGNAL_ENV = "NLIFORGE_TEST_SIGNAL_SHARD"
+
+
+def signal_self_if_asked(answers: int) -> None:
+    spec = os.environ.get(SIGNAL_ENV, "")
+    if not spec:
+        return
+    which, count, name, marker = spec.split(":", 3)
+    shard = active_shard()
+    if shard is None or str(shard) != which or answers != int(count) or Path(marker).exists():
+        return
+    Path(marker).write_text(f"shard {which} sent {name} to itself after {answers} answers\n")
+    os.kill(os.getpid(), signal.Signals[name])
+
