@@ -16,6 +16,8 @@ from nliforge.engine.execute import check_run, dry_run, run_stages, summary_tabl
 from nliforge.engine.input_set import check_input
 from nliforge.engine.registry import help_line, pipeline_conf_dirs
 from nliforge.engine.run_folder import RunFolder
+from nliforge.engine.shards import check_same_inputs, check_shards, merged_config, seed_merged_folder, shard_stage
+from nliforge.generation.shard import parse_shard
 from nliforge.engine.stand_in import resolve_generator
 from nliforge.tracking.generation import log_generation
 from nliforge.utils.atomic import atomic_write_text
@@ -39,10 +41,14 @@ def final_config(cfg: DictConfig) -> DictConfig:
 def generate(cfg: DictConfig) -> dict:
     """Run (or resume) the pipeline; write <run>/dataset.jsonl from the last
     non-side stage; return the manifest."""
-    cfg = final_config(cfg)
+    shards = check_shards(cfg.merge) if cfg.get("merge") else None   # merge=: every shard there, finished, one config
+    cfg = merged_config(cfg, shards) if shards else final_config(cfg)
     configure_process(cfg)                                # thread pools, progress lines
     dry = bool(cfg.get("dry_run"))                        # print the first prompts, call no LLM
     stages = check_run(cfg, dry_run=dry)                  # stages, fields, generator slots: before the folder exists
+    shard, before = parse_shard(cfg.get("shard")), _before_shard_stage(cfg, stages, shards)
+    if shards:
+        check_same_inputs(shards, before)
     if (cfg.get("register") or {}).get("name"):
         from nliforge.review.reviewed_set import check_train_set_name
 
@@ -52,10 +58,15 @@ def generate(cfg: DictConfig) -> dict:
     folder = RunFolder(cfg.paths.output_dir)
     folder.bind_config(cfg)
     folder.update_manifest(pipeline=str(cfg.pipeline.name), stage_order=list(cfg.pipeline.stages))
+    if shards:
+        folder.update_manifest(**seed_merged_folder(folder, shards, before))
     if dry:
         return dry_run(cfg, folder, stages)
+    if shard is not None:
+        with stand_in_servers():                          # a stand-in generator's local server, for this run
+            return _run_shard(cfg, folder, shard, before)
     with stand_in_servers():                              # a stand-in generator's local server, for this run
-        manifest = run_stages(cfg, folder)
+        manifest = run_stages(cfg, folder, merged=bool(shards))
     data_stages = [st.name for st in stages if not st.side] or [stages[-1].name]
     last = data_stages[-1]                               # side stages (explain) report, they make no dataset
     rows, final = folder.read_rows(last), None
@@ -86,6 +97,24 @@ def _empty_run(cfg: DictConfig, folder: RunFolder, last: str) -> dict:
     log.warning("%s; allow_empty=true: %s is empty", said, Path(folder.root) / FINAL)
     atomic_write_text(Path(folder.root) / FINAL, [])
     return folder.update_manifest(final={"path": FINAL, "stage": last, "count": 0})
+
+
+def _before_shard_stage(cfg: DictConfig, stages: list, shards) -> list[str]:
+    """The stages before the shard stage of a shard or a merge (checked before the folder exists), else []."""
+    if not shards and cfg.get("shard") is None:
+        return []
+    split = shard_stage(str(cfg.pipeline.name), stages).name
+    return [st.name for st in stages[:[s.name for s in stages].index(split)]]
+
+
+def _run_shard(cfg: DictConfig, folder: RunFolder, shard, before: list[str]) -> dict:
+    """A shard: the stages up to the shard stage, its requests only; then it marks itself complete."""
+    manifest = run_stages(cfg, folder, shard=shard)
+    split = list(cfg.pipeline.stages)[len(before)]
+    manifest = folder.update_manifest(shard={"shard": str(shard), "stage": split, "complete": True})
+    log.info("shard %s of pipeline %s complete in %s; merge the shards with nliforge-generate merge=<their folders "
+             "or the multirun folder>\n%s", shard, cfg.pipeline.name, folder.root, summary_table(manifest))
+    return manifest
 
 
 def _register(cfg: DictConfig, folder: RunFolder) -> dict | None:

@@ -158,3 +158,13 @@ def test_startup_benchmark_smoke(tmp_path):
     assert set(medians) == {"this", "baseline"} and "nliforge-generate" in medians["this"]
     assert all(0 < s < 60 for per in medians.values() for s in per.values())
     assert "nliforge-report" in proc.stdout and "ratio" in proc.stdout
+
+
+def test_generation_scaling_smoke(tmp_path):
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "generation_scaling.py"), "--quick"],
+                          capture_output=True, text=True, cwd=ROOT / "benchmarks", timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = {" ".join(line.split()[:2]): float(line.split()[-1]) for line in proc.stdout.splitlines()
+            if line.split()[:2] and line.split()[1] in ("endpoints", "shards") and not line.startswith("round")}
+    assert set(rows) == {f"{n} {kind}" for n in (1, 2, 4) for kind in ("endpoints", "shards")}
+    assert all(0 < ratio <= 1.2 for ratio in rows.values()), rows

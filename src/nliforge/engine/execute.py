@@ -14,8 +14,10 @@ from nliforge.engine.dry_run import first_generator_stage, render_prompts
 from nliforge.engine.registry import load_pipeline
 from nliforge.engine.run_folder import RunFolder
 from nliforge.engine.stages import Stage, StageContext
+from nliforge.generation.shard import Shard, sending_nothing, sharding
 
 log = logging.getLogger("nliforge.generate")
+MERGED = "merge: the shards answered every request of the shard stage"
 
 
 def check_run(cfg: DictConfig, dry_run: bool = False) -> list[Stage]:
@@ -33,11 +35,16 @@ def check_run(cfg: DictConfig, dry_run: bool = False) -> list[Stage]:
     return stages
 
 
-def run_stages(cfg: DictConfig, folder: RunFolder, until: str | None = None) -> dict:
-    """Run (or skip, when current) each configured stage, or those before the stage `until`; returns the
-    manifest."""
+def run_stages(cfg: DictConfig, folder: RunFolder, until: str | None = None, shard: Shard | None = None,
+               merged: bool = False) -> dict:
+    """Run (or skip, when current) each configured stage, or those before the stage `until`; with `shard`,
+    those up to the shard stage, which sends only the shard's requests; `merged` (a merge of shards): every
+    stage, the shard stage answered from the merged cache alone (engine/shards.py). Returns the manifest."""
+    from nliforge.engine.shards import shard_stage
+
     names = list(cfg.pipeline.stages)
     stages = check_run(cfg, dry_run=until is not None)
+    split = shard_stage(str(cfg.pipeline.name), stages).name if shard is not None or merged else None
     for st in stages:
         if st.name == until:
             break
@@ -45,15 +52,23 @@ def run_stages(cfg: DictConfig, folder: RunFolder, until: str | None = None) -> 
         if not st.rerun and folder.is_current(st.name, inputs):
             entry = folder.stage_entry(st.name)
             log.info("stage %-11s already done: %d -> %d (skipped)", st.name, entry["count_in"], entry["count_out"])
-            continue
-        log.info("stage %-11s running", st.name)
-        start = time.perf_counter()
-        out = st.run(StageContext(cfg, folder, st.name))
-        entry = folder.write_stage(st.name, out.rows, out.drops, out.count_in, inputs,
-                                   time.perf_counter() - start, out.extra)
-        log.info("stage %-11s %d -> %d  drops %s", st.name, entry["count_in"], entry["count_out"],
-                 format_drops(entry["drops"]))
+        else:
+            with sharding(shard if st.name == split else None), \
+                    sending_nothing(MERGED if merged and st.name == split else None):
+                _run_stage(cfg, folder, st, inputs)
+        if st.name == split and shard is not None:
+            break
     return folder.manifest()
+
+
+def _run_stage(cfg: DictConfig, folder: RunFolder, st: Stage, inputs: list[str]) -> None:
+    log.info("stage %-11s running", st.name)
+    start = time.perf_counter()
+    out = st.run(StageContext(cfg, folder, st.name))
+    entry = folder.write_stage(st.name, out.rows, out.drops, out.count_in, inputs,
+                               time.perf_counter() - start, out.extra)
+    log.info("stage %-11s %d -> %d  drops %s", st.name, entry["count_in"], entry["count_out"],
+             format_drops(entry["drops"]))
 
 
 def dry_run(cfg: DictConfig, folder: RunFolder, stages: list[Stage]) -> dict:

@@ -148,7 +148,9 @@ class ResponseCache:
         pending = [(n, v) for (s, n), v in self._pending.items() if s == stage]
         for name, value in rows + pending:
             group, _, kind = name.partition(":")
-            if kind and group in ("fault", "failure"):
+            if group == "endpoint" and "|" in kind:   # several endpoints: endpoint:<url>|<field>
+                _add_endpoint(out.setdefault("endpoints", {}), *kind.rsplit("|", 1), value)
+            elif kind and group in ("fault", "failure"):
                 bucket = out["faults" if group == "fault" else "failures"]
                 bucket[kind] = bucket.get(kind, 0) + int(value)
             elif name == "cost":
@@ -156,6 +158,23 @@ class ResponseCache:
             else:
                 out[name] = out.get(name, 0) + int(value)
         return out
+
+    def merge_from(self, other: ResponseCache, skip: tuple[str, ...] = ()) -> int:
+        """Add another cache's answers (a key already here keeps its answer) and ledger counters (summed,
+        but those named in `skip`): the merge of a sharded run. Returns how many answers were new."""
+        db, new = self.db, 0
+        db.execute("BEGIN")
+        try:
+            for row in other.db.execute("SELECT key, stage, kind, body, created FROM answers ORDER BY key"):
+                new += db.execute("INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?)", row).rowcount
+            rows = [r for r in other.db.execute("SELECT stage, name, value FROM ledger") if r[1] not in skip]
+            db.executemany("INSERT INTO ledger VALUES (?, ?, ?) ON CONFLICT(stage, name) DO UPDATE SET "
+                           "value = value + excluded.value", rows)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return new
 
     def ledger_all(self) -> dict[str, dict]:
         """`ledger(stage)` for every stage that has counters, by stage name."""
@@ -180,3 +199,18 @@ class ResponseCache:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _add_endpoint(endpoints: dict, url: str, field: str, value: float) -> None:
+    """One endpoint counter into `ledger()["endpoints"][url]`: requests, answers, tokens, latency (mean
+    seconds per answer) and errors by kind."""
+    ep = endpoints.setdefault(url, {"requests": 0, "answers": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                                    "errors": {}, "latency_s": 0.0, "mean_latency_s": 0.0})
+    if field.startswith("error:"):
+        kind = field.partition(":")[2]
+        ep["errors"][kind] = ep["errors"].get(kind, 0) + int(value)
+    elif field == "latency_s":
+        ep["latency_s"] += value
+    else:
+        ep[field] = ep.get(field, 0) + int(value)
+    ep["mean_latency_s"] = round(ep["latency_s"] / ep["answers"], 4) if ep["answers"] else 0.0

@@ -10,18 +10,22 @@ than the server's Retry-After). Local models (`BatchBackend`) run their pending 
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import signal
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 
 from nliforge.generation.cache import ResponseCache
 from nliforge.generation.ratelimit import RateLimiter
+from nliforge.generation.shard import OTHER_SHARD, SIGNAL_ENV, active_shard, send_forbidden, signal_self_if_asked
 from nliforge.generation.types import (Failure, GenerationError, GenerationRequest, RequestRejected,
                                        Response, RetryableError, cache_key)
 from nliforge.utils.progress import progress as progress_bar
 
 Result = Response | Failure
+_TEST_SIGNAL = bool(os.environ.get(SIGNAL_ENV))   # read once: a test's fault injection, else off
 
 
 @dataclass
@@ -81,13 +85,18 @@ def run_requests(backend, requests: Sequence[GenerationRequest], cache: Response
     settings = settings or RunnerSettings()
     _check_unique(requests)
     keys = {r.uid: cache_key(backend.name, backend.model, r) for r in requests}
-    done = cache.keys()
+    done, shard = cache.keys(), active_shard()
+    others = {k for k in keys.values() if k not in done and shard is not None and not shard.holds(k)}
     pending: dict[str, GenerationRequest] = {}
     for r in requests:
-        if keys[r.uid] not in done:
+        if keys[r.uid] not in done and keys[r.uid] not in others:
             pending.setdefault(keys[r.uid], r)
+    _check_sending(pending, stage)
     n_waiting = sum(1 for r in requests if keys[r.uid] in pending)
-    cache.count(stage, "cached", len(requests) - n_waiting)
+    n_others = sum(1 for r in requests if keys[r.uid] in others)
+    cache.count(stage, "cached", len(requests) - n_waiting - n_others)
+    if n_others:
+        cache.count(stage, OTHER_SHARD, n_others)
     cache.flush()  # one commit, so the count survives a kill before the first answer
     bar = progress_bar(total=len(requests), initial=len(requests) - n_waiting, desc=f"generate[{stage}]", unit="req",
                        disable=not settings.progress, mininterval=0.5, dynamic_ncols=True)
@@ -103,7 +112,18 @@ def run_requests(backend, requests: Sequence[GenerationRequest], cache: Response
     finally:
         bar.close()
         cache.flush()
-    return {r.uid: run.answers.get(keys[r.uid]) or _lookup(cache, keys[r.uid], r.uid) for r in requests}
+    other = Failure(OTHER_SHARD, f"shard {shard}: another shard sends this request")
+    return {r.uid: other if keys[r.uid] in others else run.answers.get(keys[r.uid]) or _lookup(cache, keys[r.uid], r.uid)
+            for r in requests}
+
+
+def _check_sending(pending: dict[str, GenerationRequest], stage: str) -> None:
+    """A merge sends nothing: a request no shard answered means a shard is not finished."""
+    why = send_forbidden()
+    if why and pending:
+        first = next(iter(pending.values()))
+        raise GenerationError(f"{why}: {len(pending)} request(s) of stage {stage} have no answer in any shard's "
+                              f"cache (the first: {first.uid}); finish the shards (rerun them) and merge again")
 
 
 def _lookup(cache: ResponseCache, key: str, uid: str) -> Result:
@@ -143,6 +163,8 @@ class _Run:
             cache.count(stage, f"failure:{result.kind}")
         if cache.put(key, stage, result):
             self.answers[key] = result  # else an earlier answer to the same key is kept (and looked up)
+        if _TEST_SIGNAL:   # fault injection for the Slurm shard tests only (generation/shard.py)
+            signal_self_if_asked(len(self.answers))
 
     def batches(self, pending: dict[str, GenerationRequest]) -> None:
         """A local model: pending requests in order, `batch_size` per call, each answer cached."""
@@ -162,16 +184,28 @@ class _Run:
             self.bar.update(len(chunk))
 
     async def all_async(self, pending: dict[str, GenerationRequest]) -> None:
-        """All pending requests as tasks behind one semaphore; the first fatal error cancels the rest."""
-        self.sem = asyncio.Semaphore(self.settings.concurrency)
+        """All pending requests as tasks behind one semaphore; the first fatal error cancels the rest.
+        SIGTERM (Slurm's preemption, `scancel`, `timeout`) sends nothing more, lets the requests in flight
+        finish and cache their answers, then stops the run: a rerun resends none of them."""
+        # several endpoints: as many requests at once as they have slots together
+        self.sem = asyncio.Semaphore(getattr(self.backend, "total_slots", self.settings.concurrency))
         self.limiter = RateLimiter(self.settings.requests_per_minute, self.settings.tokens_per_minute)
+        self.stopping = asyncio.Event()
         tasks = [asyncio.ensure_future(self.one(key, req)) for key, req in pending.items()]
+        previous = signal.getsignal(signal.SIGTERM)
+        handled = _on_sigterm(self.stopping.set)
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
             for task in done:
                 if task.exception() is not None:
                     raise task.exception()
+            if self.stopping.is_set():
+                raise GenerationError(f"stopped by SIGTERM; every answer that arrived is cached ({len(self.answers)} "
+                                      "in this start): rerun the same command to resume")
         finally:
+            if handled:
+                asyncio.get_running_loop().remove_signal_handler(signal.SIGTERM)
+                signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -180,8 +214,10 @@ class _Run:
     async def one(self, key: str, request: GenerationRequest) -> None:
         """Send one request until it is answered or rejected; back off (outside the semaphore) on faults."""
         attempt = 0
-        while True:
+        while not self.stopping.is_set():
             async with self.sem:
+                if self.stopping.is_set():
+                    return
                 await self.limiter.acquire(request)
                 fault = await self.attempt(key, request)
             if fault is None:
@@ -206,8 +242,24 @@ class _Run:
         except RequestRejected as rejected:
             self.record(key, Failure(rejected.kind, str(rejected)))
             return None
+        finally:
+            self.take_counts()
         self.record(key, response)
         return None
+
+    def take_counts(self) -> None:
+        """A backend's own counters (several endpoints: per endpoint) into the ledger."""
+        for name, amount in getattr(self.backend, "take_counts", lambda: [])():
+            self.cache.count(self.stage, name, amount)
+
+
+def _on_sigterm(callback) -> bool:
+    """Call `callback` on SIGTERM while the loop runs (main thread only); whether the handler was set."""
+    try:
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, callback)
+    except (ValueError, RuntimeError, NotImplementedError):   # not the main thread, or no signals here
+        return False
+    return True
 
 
 async def _with_timeout(coro, seconds: float):

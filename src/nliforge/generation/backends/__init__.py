@@ -46,12 +46,19 @@ def build_backend(cfg: Mapping[str, Any]):
         return cls(str(cfg["model"]), batch_size=int(cfg.get("batch_size", 16)),
                    device=str(cfg.get("device", "cpu")), dtype=str(cfg.get("dtype", "float32")),
                    max_context=cfg.get("max_context"))
+    from nliforge.generation.backends.endpoints import Endpoints, endpoint_specs
     from nliforge.generation.backends.openai_api import OpenAIChat, OpenAICompletions
 
     cls = OpenAIChat if kind == "openai_chat" else OpenAICompletions
     runner = cfg.get("runner") or {}
-    return cls(str(cfg["model"]), base_url=cfg.get("base_url"), api_key_env=cfg.get("api_key_env", "OPENAI_API_KEY"),
-               timeout_s=float(runner.get("timeout_s", 60.0)), connect_hint=connect_hint(cfg))
+    key_env, timeout = cfg.get("api_key_env", "OPENAI_API_KEY"), float(runner.get("timeout_s", 60.0))
+    specs = endpoint_specs(cfg, int(runner.get("concurrency", 16)))
+    if specs is None:   # one server: the usual case
+        return cls(str(cfg["model"]), base_url=cfg.get("base_url"), api_key_env=key_env, timeout_s=timeout,
+                   connect_hint=connect_hint(cfg))
+    backends = [cls(str(cfg["model"]), base_url=url, api_key_env=key_env, timeout_s=timeout,
+                    connect_hint=connect_hint({**cfg, "base_url": url})) for url, _ in specs]
+    return Endpoints(backends, [u for u, _ in specs], [s for _, s in specs])
 
 
 def connect_hint(cfg: Mapping[str, Any]) -> str:
