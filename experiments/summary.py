@@ -17,16 +17,14 @@ import argparse
 import csv
 import io
 import math
-import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from summary_claims import CLAIMS, Claim  # noqa: E402
-from summary_provenance import DESIGNS, STATUSES, provenance  # noqa: E402
-from summary_stats import MIN_WORLDS, VERDICTS, holm, one_sided_p, verdict  # noqa: E402
+from experiments.summary_claims import CLAIMS, Claim
+from experiments.summary_provenance import DESIGNS, STATUSES, provenance
+from experiments.summary_stats import MIN_WORLDS, VERDICTS, holm, one_sided_p, verdict
+from nliforge.errors import NLIDataError
 
-from nliforge.errors import NLIDataError  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 COLUMNS = ["claim", "paper", "paper_number", "estimate", "low", "high", "n_worlds", "verdict", "provenance", "file"]
 START, END = "<!-- summary:start -->", "<!-- summary:end -->"

@@ -10,11 +10,11 @@ real text once `real_text/results_r1r4.csv` is committed:
 
 from __future__ import annotations
 
-from summary_claim import Claim
-from summary_claims_real_effects import REAL_EFFECTS
-from summary_claims_zaug import POE_FIRST, ZAUG, ZAUG_FIVE, ZAUG_SETS, consistency
-from summary_real import R1R4, NliSet, RealNegationZ, RealPairedT, RealSeeds, RealWorlds
-from summary_sources import (
+from experiments.summary_claim import Claim
+from experiments.summary_claims_real_effects import REAL_EFFECTS
+from experiments.summary_claims_zaug import POE_FIRST, ZAUG, ZAUG_FIVE, ZAUG_SETS, consistency
+from experiments.summary_real import R1R4, NliSet, RealNegationZ, RealPairedT, RealSeeds, RealWorlds
+from experiments.summary_sources import (
     Calibration,
     Paired,
     ResultsZ,

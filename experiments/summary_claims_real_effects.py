@@ -4,8 +4,8 @@ attempts), human counterfactuals as a dose (E2) and DISCO with SmolLM2 (E3)."""
 
 from __future__ import annotations
 
-from summary_claim import Claim
-from summary_real import RealWorlds
+from experiments.summary_claim import Claim
+from experiments.summary_real import RealWorlds
 
 RE = ("real_effects/results.csv",)
 HANS_WORLDS = "Real MNLI + HANS, disjoint parts of MNLI dev with disjoint HANS slices as worlds"

@@ -4,8 +4,8 @@ five-world re-run on floors that hold D0 (`zfilter_training/five_worlds/`), ever
 
 from __future__ import annotations
 
-from summary_claim import Claim
-from summary_sources import TEST, Paired, ResultsZ
+from experiments.summary_claim import Claim
+from experiments.summary_sources import TEST, Paired, ResultsZ
 
 ZAUG = "every set above D0: Z-Aug +2.7 MNLI-m hard test (Table 3); HANS 54.4 → 62.6-67.7 (the three sets, Table 4)"
 SEQ_Z, POE_FROZEN = "Seq-Z: Z(D_G given Z(D0))", "PoE, frozen hypothesis-only expert"

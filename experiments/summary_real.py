@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from nliforge.errors import NLIDataError
-from summary_sources import find, md_row, read_csv, read_text
-from summary_stats import Estimate, t_interval
+from experiments.summary_sources import find, md_row, read_csv, read_text
+from experiments.summary_stats import Estimate, t_interval
 
 REAL = "real_text/results.csv"
 SEEDS = ("1", "2", "3")

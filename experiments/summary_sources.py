@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from nliforge.errors import NLIDataError
-from summary_stats import Estimate, t_interval
+from experiments.summary_stats import Estimate, t_interval
 
 CHALLENGE, TEST = "challenge mean", "synthetic_test"
 

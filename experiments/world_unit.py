@@ -24,10 +24,9 @@ from pathlib import Path
 
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from controls_table import PRIMARY, unit_metrics  # noqa: E402
-from nliforge.evaluation.verdict import verdict  # noqa: E402
-from nliforge.evaluation.worlds import holm, one_sided_p, t_interval  # noqa: E402
+from experiments.controls_table import PRIMARY, unit_metrics
+from nliforge.evaluation.verdict import verdict
+from nliforge.evaluation.worlds import holm, one_sided_p, t_interval
 
 
 def per_world_difference(m: pd.DataFrame, row: str, baseline: str, eval_set: str = PRIMARY) -> pd.Series:

@@ -30,11 +30,11 @@ for ws in $WORLD_SEEDS; do
         hydra.run.dir="$W/disco_w"
     PARTS=("$REVIEWED" "$W/disco_w/augment/counterfactuals.jsonl" "$D/gen_filter/augment/counterfactuals.jsonl")
     stamp "world $ws: the union W ∪ DISCO(W) ∪ DISCO(D0), and Z(union | D0) (conditional z-filtering, k 20, batch 1000)"
-    logged "$W/union.log" python "$HERE/union.py" "$W/union.jsonl" "exp_comb_union_w$ws" "${PARTS[@]}"
+    logged "$W/union.log" python -m experiments.combined.union "$W/union.jsonl" "exp_comb_union_w$ws" "${PARTS[@]}"
     # the parts registered from their files here, not by the source experiments' names (a later run of those
     # with other settings would re-point them)
-    logged "$W/w.log" python "$HERE/union.py" "$W/w.jsonl" "exp_comb_w_w$ws" "${PARTS[0]}"
-    logged "$W/disco_d0.log" python "$HERE/union.py" "$W/disco_d0.jsonl" "exp_comb_disco_d0_w$ws" "${PARTS[2]}"
+    logged "$W/w.log" python -m experiments.combined.union "$W/w.jsonl" "exp_comb_w_w$ws" "${PARTS[0]}"
+    logged "$W/disco_d0.log" python -m experiments.combined.union "$W/disco_d0.jsonl" "exp_comb_disco_d0_w$ws" "${PARTS[2]}"
     # conf/generate_experiment/zfilter_combined_zall.yaml: the seed set is the world's biased split
     logged "$W/z_all.log" nliforge-generate pipeline=zfilter experiment=combined_zall "${WA[@]}" \
         "input=[$(IFS=,; echo "${PARTS[*]}")]" register.name="exp_comb_zall_w$ws" hydra.run.dir="$W/z_all"
@@ -54,7 +54,7 @@ for ws in $WORLD_SEEDS; do
     done
 done
 stamp "tables"
-python "$HERE/../controls_table.py" --scratch "$R" --out "$HERE/results.md" \
+python -m experiments.controls_table --scratch "$R" --out "$HERE/results.md" \
     --row 1_d0="D0" --row 2_floor="floor: D0 + N biased" --row 3_w="D0 + W (WANLI)" --row 4_disco="D0 + DISCO(D0)" \
     --row 5_union="D0 + W ∪ DISCO(W) ∪ DISCO(D0)" --row 6_zall="D0 + Z(union given D0)" --row 9_ceiling="ceiling: D0 + N unbiased" \
     --floor 2_floor --ceiling 9_ceiling --compare 5_union:3_w --compare 5_union:4_disco --compare 6_zall:5_union \

@@ -50,12 +50,12 @@ for ws in $WORLD_SEEDS; do
     done
 done
 stamp "tables"
-python "$HERE/../controls_table.py" --scratch "$R" --out "$OUT/results.md" --unit "$UNIT" \
+python -m experiments.controls_table --scratch "$R" --out "$OUT/results.md" --unit "$UNIT" \
     --row 1_d0="D0 = D^b" --row 2_floor="floor: D0 + N biased" --row 3_filter="D0 + D^c (teacher filter)" \
     --row 4_nofilter="D0 + D^c, no teacher filter" --row 9_ceiling="ceiling: D0 + N unbiased" \
     --floor 2_floor --ceiling 9_ceiling --compare 3_filter:4_nofilter --compare 3_filter:1_d0 \
     --title "DISCO offline, no oracle, on $WORLD: $N_TRAIN pairs of D0 + N added" \
     --note "N per world seed (the smaller D^c): $(for ws in $WORLD_SEEDS; do printf 'world %s: %s; ' "$ws" "$(cat "$R/world$ws/n_add")"; done)"
-python "$HERE/../wanli_generated/counts.py" "$R" "$OUT/counts.json"
+python -m experiments.wanli_generated.counts "$R" "$OUT/counts.json"
 for ws in $WORLD_SEEDS; do cp "$R/world$ws/gen_filter/disco_report.md" "$OUT/disco_report_world$ws.md"; done
 stamp "done: $OUT/results.md"

@@ -24,7 +24,7 @@ rm -rf "$SCRATCH" && mkdir -p "$SCRATCH"
 start=$SECONDS
 
 echo "== 1/3 split the world's training split into D and H, register exp_maxvar_{d,h}"
-python "$HERE/split.py" "$SCRATCH" "$N_TRAIN" "$N_HELDOUT" "$WORLD_SEED"
+python -m experiments.max_variability.split "$SCRATCH" "$N_TRAIN" "$N_HELDOUT" "$WORLD_SEED"
 
 # conf/experiment/max_variability.yaml: every epoch checkpoint, the final model (ClassifierRun.epoch_probs, the
 # WANLI variability stage's code path, loads it, then each checkpoint's weights into it), dynamics, no logger
@@ -39,5 +39,5 @@ for s in $SEEDS; do
 done
 
 echo "== 3/3 correlation over H"
-python "$HERE/analyze.py" "$SCRATCH" "$OUT" $SEEDS
+python -m experiments.max_variability.analyze "$SCRATCH" "$OUT" $SEEDS
 echo "done in $((SECONDS - start)) s: $OUT/results.md"

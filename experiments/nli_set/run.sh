@@ -18,8 +18,8 @@ stamp "long-text pipeline: 2 SmolLM2 writers, SmolLM2 judge (per criterion), exp
 python -m nliforge.generate "${ARGS[@]}"
 if [ "${VARIANTS:-1}" = 1 ]; then
     stamp "Q3: prompt variants (ours, ours + layout line, the paper's appendix prompt)"
-    python "$HERE/prompt_variants.py" --n 3 --cache "$R/variants_cache.sqlite" --out "$HERE/prompt_variants.md"
+    python -m experiments.nli_set.prompt_variants --n 3 --cache "$R/variants_cache.sqlite" --out "$HERE/prompt_variants.md"
 fi
 stamp "tables"
-python "$HERE/nli_set_table.py" --run "$R/run" --out "$HERE/results.md"
+python -m experiments.nli_set.nli_set_table --run "$R/run" --out "$HERE/results.md"
 stamp "done: $HERE/results.md"

@@ -16,15 +16,11 @@ import pandas as pd
 
 from nliforge.evaluation.worlds import holm, one_sided_p, t_interval
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "real_text"))
-from common import load_named  # noqa: E402
-
-import analysis_e1  # noqa: E402  (this folder: E1's values, every attempt)
-import analysis_e2  # noqa: E402  (E2's)
-import analysis_e3  # noqa: E402  (E3's)
-from analysis_e1 import e1_rows, e1_sections, diagnosis  # noqa: E402
-from analysis_record import finished, kept_text, level_table, merge, metrics, walls  # noqa: E402  (the record)
-from plot_e1 import plot_attempts  # noqa: E402
+from experiments.real_effects import analysis_e1, analysis_e2, analysis_e3  # E1's, E2's and E3's values, every attempt
+from experiments.real_effects.analysis_e1 import e1_rows, e1_sections, diagnosis
+from experiments.real_effects.analysis_record import finished, kept_text, level_table, merge, metrics, walls  # the record
+from experiments.real_effects.plot_e1 import plot_attempts
+from experiments.real_text.common import load_named
 
 WORLDS = (1, 2, 3, 4, 5)
 E4_ARMS = ("ambiguous", "random", "easy")

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis_e2 import largest_share
-from analysis_record import finished, level_table, metrics
-from common import load_named
+from experiments.real_effects.analysis_e2 import largest_share
+from experiments.real_effects.analysis_record import finished, level_table, metrics
+from experiments.real_text.common import load_named
 
 HEUR = {"lo": "lexical_overlap", "sub": "subsequence", "con": "constituent"}
 LABELS = ("entailment", "non-entailment")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis_e2 import LEVEL_COLUMNS, arm_levels, largest_share
-from analysis_record import kept_text, level_table
+from experiments.real_effects.analysis_e2 import LEVEL_COLUMNS, arm_levels, largest_share
+from experiments.real_effects.analysis_record import kept_text, level_table
 
 ARMS = ("disco", "human_at", "mnli_at")
 MIN_N = 100

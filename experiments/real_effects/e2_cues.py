@@ -18,10 +18,9 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "real_text"))
-from common import load_named  # noqa: E402
+from experiments.real_text.common import load_named
 
-from analysis_e2 import ARMS  # noqa: E402  (this folder)
+from experiments.real_effects.analysis_e2 import ARMS  # (this folder)
 
 WORLDS = (1, 2, 3, 4, 5)
 

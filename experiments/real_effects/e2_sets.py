@@ -30,12 +30,11 @@ from nliforge.data.register import register_train_set
 from nliforge.utils.atomic import atomic_write_text
 from nliforge.utils.home import user_conf_dir
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "real_text"))
-from common import load_named  # noqa: E402
-from parts import cut  # noqa: E402
+from experiments.real_text.common import load_named
+from experiments.real_text.parts import cut
 
-from analysis_e2 import DOSES  # noqa: E402  (this folder)
-from worlds import CF_TESTS  # noqa: E402
+from experiments.real_effects.analysis_e2 import DOSES  # (this folder)
+from experiments.real_effects.worlds import CF_TESTS
 
 WORLDS, SEED, PER_WORLD = 5, 0, 333
 TOOL = "experiments/real_effects/e2_sets.py"

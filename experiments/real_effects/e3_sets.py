@@ -20,9 +20,8 @@ from nliforge.data.jsonl import write_jsonl
 from nliforge.data.register import register_train_set
 from nliforge.utils.home import user_conf_dir
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "real_text"))
-from common import load_named  # noqa: E402
-from e2_sets import PER_WORLD, world_arms  # noqa: E402  (this folder)
+from experiments.real_text.common import load_named
+from experiments.real_effects.e2_sets import PER_WORLD, world_arms  # (this folder)
 
 TOOL = "experiments/real_effects/e3_sets.py"
 ARMS = ("disco", "human_at", "mnli_at")

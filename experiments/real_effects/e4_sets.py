@@ -19,8 +19,7 @@ from nliforge.data.jsonl import write_jsonl
 from nliforge.data.register import register_train_set
 from nliforge.utils.home import user_conf_dir
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "real_text"))
-from common import load_named  # noqa: E402
+from experiments.real_text.common import load_named
 
 FRACTION = 1 / 3
 TOOL = "experiments/real_effects/e4_sets.py"

@@ -10,7 +10,7 @@ import pandas as pd
 
 from nliforge.evaluation.worlds import t_interval
 
-from analysis_e1 import HEUR
+from experiments.real_effects.analysis_e1 import HEUR
 
 ATTEMPTS = (("", "1 epoch"), ("3ep:", "3 epochs"), ("6ep:", "6 epochs"))
 PANELS = (("", "HANS non-entailment accuracy"), ("-bal", "HANS balanced accuracy (mean of both cells)"))

@@ -58,7 +58,7 @@ e3_disco() {
 }
 
 stamp "the worlds"
-python "$HERE/worlds.py" "$R"
+python -m experiments.real_effects.worlds "$R"
 for step in "${STEPS[@]}"; do
     for w in $WORLDS; do
         case "$step" in
@@ -67,25 +67,25 @@ for step in "${STEPS[@]}"; do
                 done ;;
             e4) # the map: the world's mnli set trained 3 epochs = diag's mnli_3ep (README, E4's map amendment)
                 one "diag/w$w/mnli_3ep" "exp_real_effects_w${w}_mnli" "exp_real_effects_w$w" model.max_epochs=3
-                python "$HERE/e4_sets.py" "$R" "$w"
+                python -m experiments.real_effects.e4_sets "$R" "$w"
                 for arm in ambiguous random easy; do
                     one "e4/w$w/$arm" "exp_real_effects_w${w}_e4_$arm" "exp_real_effects_w${w}_e4"
                 done ;;
             e4_3ep) # E4's second attempt (README, "E4 at 3 epochs"): the same map and thirds, each arm 3 epochs
                 one "diag/w$w/mnli_3ep" "exp_real_effects_w${w}_mnli" "exp_real_effects_w$w" model.max_epochs=3
-                python "$HERE/e4_sets.py" "$R" "$w"
+                python -m experiments.real_effects.e4_sets "$R" "$w"
                 for arm in ambiguous random easy; do
                     one "e4_3ep/w$w/$arm" "exp_real_effects_w${w}_e4_$arm" "exp_real_effects_w${w}_e4" model.max_epochs=3
                 done ;;
             e2) # README "E2 criteria": the sets of every world (once), then per world base and each dose's pair of arms
-                [ -n "${E2_SETS:-}" ] || { python "$HERE/e2_sets.py" "$R"; E2_SETS=1; }
+                [ -n "${E2_SETS:-}" ] || { python -m experiments.real_effects.e2_sets "$R"; E2_SETS=1; }
                 for arm in ${E2_ARMS:-base human_333 mnli_333 human_666 mnli_666 human_1332 mnli_1332}; do
                     one "e2/w$w/$arm" "exp_real_effects_w${w}_e2_$arm" exp_real_effects_e2 model.max_epochs=3
                 done ;;
             e3_teacher) if [ "$w" = "${WORLDS%% *}" ]; then e3_teacher; fi ;;   # once, whatever WORLDS
-            e3) [ -n "${E2_SETS:-}" ] || { python "$HERE/e2_sets.py" "$R"; E2_SETS=1; }
+            e3) [ -n "${E2_SETS:-}" ] || { python -m experiments.real_effects.e2_sets "$R"; E2_SETS=1; }
                 e3_disco "$w"
-                python "$HERE/e3_sets.py" "$R" "$w"
+                python -m experiments.real_effects.e3_sets "$R" "$w"
                 for arm in disco human_at mnli_at; do
                     one "e3/w$w/$arm" "exp_real_effects_w${w}_e3_$arm" exp_real_effects_e2 model.max_epochs=3
                 done ;;

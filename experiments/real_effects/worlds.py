@@ -35,9 +35,8 @@ from nliforge.utils.atomic import atomic_write_text
 from nliforge.utils.home import user_conf_dir
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "real_text"))
-from common import load_named  # noqa: E402
-from parts import cut  # noqa: E402
+from experiments.real_text.common import load_named
+from experiments.real_text.parts import cut
 
 WORLDS = 5
 SEED = 0

@@ -15,16 +15,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import pandas as pd
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-from controls_table import CHALLENGES, PRIMARY, accuracy_lines, control_lines, per_world_lines, points  # noqa: E402
+from experiments.controls_table import CHALLENGES, PRIMARY, accuracy_lines, control_lines, per_world_lines, points
+from nliforge.evaluation.differences import seed_difference
 
-from nliforge.evaluation.differences import seed_difference  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 FLOOR, CEILING = "floor: D0 + #W biased", "ceiling: D0 + #W unbiased"
 GENERATORS = {"scratch": "tiny GPT-2 from scratch", "smollm2": "SmolLM2 fine-tuned"}

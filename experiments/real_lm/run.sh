@@ -22,6 +22,7 @@ for w in 0 1; do
     echo "== world $w: item 6, every seed, review=teacher (the same generations)"
     PER_LABEL=null REVIEW=teacher FRESH=0 RL_WORLD_SEED=$w NLIFORGE_EXP="$all" bash "$HERE/wanli_run.sh"
 done
-python "$HERE/pooled.py"
-python "$HERE/pooled.py" --tag _seeds_all --items wanli
-python "$HERE/pooled.py" --tag _seeds_all --items wanli --review teacher
+cd "$HERE/../.."   # the checkout root: the pooled tables run as a module of the experiments package
+python -m experiments.real_lm.pooled
+python -m experiments.real_lm.pooled --tag _seeds_all --items wanli
+python -m experiments.real_lm.pooled --tag _seeds_all --items wanli --review teacher

@@ -75,5 +75,5 @@ arm_args ceiling --n-train "$N_TRAIN" --n "$N_W"
 nliforge-train -m "${ARM_ARGS[@]}" "${COMMON[@]}" hydra.sweep.dir="$R/sweep/5_ceiling"
 
 stamp "5/5 report"
-python "$HERE/wanli_table.py" --scratch "$R" --out "$HERE/wanli_table$SUFFIX.md"
+python -m experiments.real_lm.wanli_table --scratch "$R" --out "$HERE/wanli_table$SUFFIX.md"
 stamp "done: $HERE/wanli_table$SUFFIX.md"

@@ -44,5 +44,5 @@ stamp "oracle scorer (measurement only, never in a pipeline): the demo recipe on
 # conf/experiment/real_lm_annotator.yaml (wanli_run.sh's annotators' stand-in is the same recipe)
 [ -f "$R/oracle/model/config.json" ] || nliforge-train experiment=real_lm_annotator "${WORLD_ARGS[@]}" hydra.run.dir="$R/oracle"
 stamp "table"
-python "$HERE/zaug_table.py" --scratch "$R" --out "$HERE/zaug_table$SUFFIX.md"
+python -m experiments.real_lm.zaug_table --scratch "$R" --out "$HERE/zaug_table$SUFFIX.md"
 stamp "done: $HERE/zaug_table$SUFFIX.md"

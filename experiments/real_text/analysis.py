@@ -14,11 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import artifacts  # noqa: E402
-import datamap  # noqa: E402
-from common import fmt, run_acc, run_dirs, wall_times  # noqa: E402
+from experiments.real_text import artifacts, datamap
+from experiments.real_text.common import fmt, run_acc, run_dirs, wall_times
 
 
 def wall_lines(scratch: Path) -> list[str]:

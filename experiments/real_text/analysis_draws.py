@@ -15,11 +15,9 @@ from pathlib import Path
 import pandas as pd
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(1, str(HERE.parent))
-from analysis_r1r4 import CHALLENGE, correctness, floor_contains_d0, paired_difference  # noqa: E402
-from common import SEEDS  # noqa: E402
-from summary_stats import t_interval, verdict  # noqa: E402
+from experiments.real_text.analysis_r1r4 import CHALLENGE, correctness, floor_contains_d0, paired_difference
+from experiments.real_text.common import SEEDS
+from experiments.summary_stats import t_interval, verdict
 
 
 def draw_roots(base: Path) -> dict[int, Path]:

@@ -19,15 +19,13 @@ from scipy.stats import spearmanr
 from nliforge.cartography.metrics import compute_metrics
 from nliforge.cartography.store import load_dynamics
 from nliforge.data.jsonl import read_jsonl
+from experiments.real_text.artifacts import is_negation, majority, unigram_z
+from experiments.real_text.common import MCCOY_KEY, boot_idx, run_acc, run_dirs
+from experiments.real_text.datamap import METRICS, regions
+from experiments.real_text.parts import PARTS
+from experiments.summary_stats import t_interval, verdict
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(1, str(HERE.parent))
-from artifacts import is_negation, majority, unigram_z  # noqa: E402
-from common import MCCOY_KEY, boot_idx, run_acc, run_dirs  # noqa: E402
-from datamap import METRICS, regions  # noqa: E402
-from parts import PARTS  # noqa: E402
-from summary_stats import t_interval, verdict  # noqa: E402
 
 CLAIMS = {   # criterion -> (what one part gives, unit)
     "R5-R3a": ("Spearman rho(seed-averaged confidence, McCoy) on the part's training pairs", ""),

@@ -16,8 +16,7 @@ import numpy as np
 import pandas as pd
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from common import N_BOOT, SEEDS, interval  # noqa: E402
+from experiments.real_text.common import N_BOOT, SEEDS, interval
 
 REVISED = ("snli_cad_revised_premise_test", "snli_cad_revised_hypothesis_test")
 R1_SETS = ("snli_cad_original_test", *REVISED, "mnli_dev_test_part")

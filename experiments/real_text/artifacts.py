@@ -19,7 +19,7 @@ from nliforge.data.labels import LABELS
 from nliforge.evaluation.differences import seed_difference
 from nliforge.filtering.zstats import bonferroni_threshold, dataset_counts, top_biased, z_scores
 
-from common import boot_idx, fmt, interval, load_named, row, run_acc, run_dirs, seed_status, verdict
+from experiments.real_text.common import boot_idx, fmt, interval, load_named, row, run_acc, run_dirs, seed_status, verdict
 
 NEGATION = {"no", "not", "never", "nobody", "nothing"}   # and any token ending in n't (the tokenizer keeps
                                                          # "don't" whole, so n't is never a token by itself)

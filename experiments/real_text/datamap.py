@@ -22,7 +22,7 @@ from nliforge.cartography.select import select_region
 from nliforge.cartography.store import load_dynamics
 from nliforge.utils.atomic import save_figure
 
-from common import MCCOY_KEY, boot_idx, fmt, interval, load_named, row, run_dirs, seed_status, verdict
+from experiments.real_text.common import MCCOY_KEY, boot_idx, fmt, interval, load_named, row, run_dirs, seed_status, verdict
 
 matplotlib.use("Agg")
 METRICS = ("confidence", "variability", "correctness_frac")

@@ -23,8 +23,7 @@ from nliforge.data.register import register_train_set
 from nliforge.utils.atomic import atomic_write_text
 from nliforge.utils.home import user_conf_dir
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import load_named  # noqa: E402
+from experiments.real_text.common import load_named
 
 PARTS = 5
 SEED = 0

@@ -18,8 +18,7 @@ from nliforge.data.jsonl import write_jsonl
 from nliforge.data.register import register_train_set
 from nliforge.utils.home import user_conf_dir
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import load_named  # noqa: E402
+from experiments.real_text.common import load_named
 
 D0_SIZE = 4000
 SEED = 0

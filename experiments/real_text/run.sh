@@ -53,5 +53,5 @@ for arm in $ARMS; do
 done
 
 stamp "analysis"
-python "$HERE/analysis.py" "$R" "$HERE"
+python -m experiments.real_text.analysis "$R" "$HERE"
 stamp "done: $HERE/results.md"

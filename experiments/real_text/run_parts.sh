@@ -16,7 +16,7 @@ ARMS="${ARMS:-r2b r2a r3}"
 COMMON=(num_threads="${THREADS:-1}")
 
 stamp "the parts"
-python "$HERE/parts.py" "$R"
+python -m experiments.real_text.parts "$R"
 for arm in $ARMS; do
     for p in $PARTS; do
         for s in $SEEDS; do
@@ -33,5 +33,5 @@ for arm in $ARMS; do
     done
 done
 stamp "analysis"
-python "$HERE/analysis_parts.py" "$R" "$HERE"
+python -m experiments.real_text.analysis_parts "$R" "$HERE"
 stamp "done: $HERE/results_parts.md"

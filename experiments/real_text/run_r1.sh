@@ -46,5 +46,5 @@ for arm in $ARMS; do
     done
 done
 stamp "analysis (R4 too, where its runs are there)"
-python "$HERE/analysis_r1r4.py" "$R" "${R%/*}/real_text_r4"
+python -m experiments.real_text.analysis_r1r4 "$R" "${R%/*}/real_text_r4"
 stamp "done: $HERE/results_r1r4.md"

@@ -20,7 +20,7 @@ ARMS="${ARMS:-floor plus}"
 COMMON=(experiment=real_text_wanli logger=csv save_model=false trainer.enable_progress_bar=false)
 
 stamp "D0 and the pool (draw $DRAW)"
-python "$HERE/r4_sets.py" "$R" "$DRAW"
+python -m experiments.real_text.r4_sets "$R" "$DRAW"
 if [ ! -f "$R/wanli/dataset.jsonl" ]; then
     stamp "WANLI with SmolLM2 (the classifier: MiniLM on D0)"
     logged "$R/wanli.log" nliforge-generate pipeline=wanli experiment=real_text_wanli suite=none generator=smollm2 \
@@ -49,9 +49,9 @@ for arm in $ARMS; do
 done
 if [ "$DRAW" = 1 ]; then
     stamp "analysis (R1 too, where its runs are there)"
-    python "$HERE/analysis_r1r4.py" "${R%/*}/real_text_r1" "$R"
+    python -m experiments.real_text.analysis_r1r4 "${R%/*}/real_text_r1" "$R"
     stamp "done: $HERE/results_r1r4.md"
 else
     stamp "analysis of the draws there are"
-    python "$HERE/analysis_draws.py" "${R%/*}" "$HERE"
+    python -m experiments.real_text.analysis_draws "${R%/*}" "$HERE"
 fi

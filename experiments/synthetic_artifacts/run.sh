@@ -19,7 +19,7 @@ for WORLD in ${PRESETS:-snli_calibrated mnli_calibrated strong}; do
         train_row "$ws" 1_biased 'data/train_sets=[synthetic_biased]' experiment=synthetic_artifacts world.n_train="$N_TRAIN"
         train_row "$ws" 2_unbiased 'data/train_sets=[synthetic]' experiment=synthetic_artifacts world.n_train="$N_TRAIN"
     done
-    python "$HERE/../controls_table.py" --scratch "$R" --out "$HERE/results_$WORLD.md" \
+    python -m experiments.controls_table --scratch "$R" --out "$HERE/results_$WORLD.md" \
         --row 1_biased="floor: biased split" --row 2_unbiased="ceiling: unbiased split" \
         --floor 1_biased --ceiling 2_unbiased --title "World check on $WORLD: $N_TRAIN pairs, biased vs unbiased" \
         --note "Tiny model, 5 epochs, lr 1e-3; world seeds $WORLD_SEEDS; training seeds ${SEEDS:-1,2,3}."

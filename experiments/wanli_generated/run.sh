@@ -85,7 +85,7 @@ for ws in $WORLD_SEEDS; do
     done
 done
 if [ "${TRAIN:-1}" = 0 ]; then
-    python "$HERE/seeds_diagnosis.py" "$R" "$HERE/seeds_diagnosis.md"
+    python -m experiments.wanli_generated.seeds_diagnosis "$R" "$HERE/seeds_diagnosis.md"
     stamp "done (TRAIN=0: no rows): $HERE/seeds_diagnosis.md"
     exit 0
 fi
@@ -98,9 +98,9 @@ MECHANISM_ARGS=(--row 2_floor --row 3_full --row 4_randseeds --row 5_randkeep --
                 --claim M1=3_full:2_floor --claim M2=3_full:4_randseeds --claim M3=3_full:5_randkeep --claim M4=3_full:6_nofilter)
 if [ "${MECHANISM_ONLY:-0}" = 1 ]; then   # no ceiling: the world-unit table of M1-M4 and every unit's accuracy
     OUT="${RESULTS:-results_mechanism}"
-    python "$HERE/../world_unit.py" --scratch "$R" --out "$HERE/$OUT.md" --csv "$HERE/$OUT.csv" "${MECHANISM_ARGS[@]}"
-    python "$HERE/counts.py" "$R" "$HERE/counts${OUT#results}.json"
-    python "$HERE/seeds_diagnosis.py" "$R" "$HERE/seeds_diagnosis${OUT#results}.md"
+    python -m experiments.world_unit --scratch "$R" --out "$HERE/$OUT.md" --csv "$HERE/$OUT.csv" "${MECHANISM_ARGS[@]}"
+    python -m experiments.wanli_generated.counts "$R" "$HERE/counts${OUT#results}.json"
+    python -m experiments.wanli_generated.seeds_diagnosis "$R" "$HERE/seeds_diagnosis${OUT#results}.md"
     stamp "done: $HERE/$OUT.md"
     exit 0
 fi
@@ -108,7 +108,7 @@ fi
 # seeds_diagnosis.md); the mechanism test writes results_mechanism*, beside the earlier attempt's files
 OUT="${RESULTS:-results}"
 SUFFIX="${OUT#results}"
-python "$HERE/../controls_table.py" --scratch "$R" --out "$HERE/$OUT.md" \
+python -m experiments.controls_table --scratch "$R" --out "$HERE/$OUT.md" \
     --row 1_d0="D0" --row 2_floor="floor: D0 + N biased" --row 3_full="D0 + W (WANLI)" \
     --row 4_randseeds="D0 + W, random seeds" --row 5_randkeep="D0 + W, random half kept" \
     --row 6_nofilter="D0 + W, no filters" --row 7_teacher="D0 + W, review=teacher" \
@@ -117,7 +117,7 @@ python "$HERE/../controls_table.py" --scratch "$R" --out "$HERE/$OUT.md" \
     --title "WANLI offline, no oracle, on $WORLD: $N_TRAIN pairs of D0 + N added" \
     --note "N per world seed (the smallest reviewed W): $(for ws in $WORLD_SEEDS; do printf 'world %s: %s; ' "$ws" "$(cat "$R/world$ws/n_add")"; done)"
 # the world as the unit (training seeds averaged within a world), Holm over M1-M4 (README, the mechanism test)
-python "$HERE/../world_unit.py" --scratch "$R" --out "$HERE/world_unit$SUFFIX.md" "${MECHANISM_ARGS[@]}"
-python "$HERE/counts.py" "$R" "$HERE/counts$SUFFIX.json"
-python "$HERE/seeds_diagnosis.py" "$R" "$HERE/seeds_diagnosis$SUFFIX.md"
+python -m experiments.world_unit --scratch "$R" --out "$HERE/world_unit$SUFFIX.md" "${MECHANISM_ARGS[@]}"
+python -m experiments.wanli_generated.counts "$R" "$HERE/counts$SUFFIX.json"
+python -m experiments.wanli_generated.seeds_diagnosis "$R" "$HERE/seeds_diagnosis$SUFFIX.md"
 stamp "done: $HERE/$OUT.md"

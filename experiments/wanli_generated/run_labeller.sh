@@ -49,19 +49,19 @@ for ws in $WORLD_SEEDS; do
         touch "$W/agg_$v.done"
     done
     train_arm "$ws" 2_floor floor --n-train "$N_TRAIN" --n "$N_ADD"
-    python "$HERE/gates_labeller.py" "$R" "$HERE/gates_labeller.md"
+    python -m experiments.wanli_generated.gates_labeller "$R" "$HERE/gates_labeller.md"
     if [ "${GATES_ONLY:-0}" = 1 ]; then stamp "world $ws: gates done (GATES_ONLY=1)"; continue; fi
     train_arm "$ws" 3_full treatment --n-train "$N_TRAIN" --n "$N_ADD" --w "exp_wl_full_w$ws"
     train_arm "$ws" 4_random treatment --n-train "$N_TRAIN" --n "$N_ADD" --w "exp_wl_nofilter_w$ws"
     train_arm "$ws" 9_ceiling ceiling --n-train "$N_TRAIN" --n "$N_ADD"
-    python "$HERE/gates_labeller.py" "$R" "$HERE/gates_labeller.md"
+    python -m experiments.wanli_generated.gates_labeller "$R" "$HERE/gates_labeller.md"
 done
 if [ "${GATES_ONLY:-0}" = 1 ] || [ "${TABLES:-1}" = 0 ]; then stamp "done (no tables)"; exit 0; fi
 stamp "tables"
-python "$HERE/gates_labeller.py" "$R" "$HERE/gates_labeller.md"
-python "$HERE/../world_unit.py" --scratch "$R" --out "$HERE/results_labeller.md" --csv "$HERE/results_labeller.csv" \
+python -m experiments.wanli_generated.gates_labeller "$R" "$HERE/gates_labeller.md"
+python -m experiments.world_unit --scratch "$R" --out "$HERE/results_labeller.md" --csv "$HERE/results_labeller.csv" \
     --row 2_floor --row 3_full --row 4_random --row 9_ceiling \
     --claim L1=3_full:2_floor --claim L2=3_full:4_random --claim L3=3_full:9_ceiling
-python "$HERE/../world_unit.py" --scratch "$R" --out "$HERE/results_labeller_check.md" \
+python -m experiments.world_unit --scratch "$R" --out "$HERE/results_labeller_check.md" \
     --row 2_floor --row 9_ceiling --claim manipulation=9_ceiling:2_floor
 stamp "done: $HERE/results_labeller.md"

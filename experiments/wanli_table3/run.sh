@@ -12,7 +12,7 @@ source "$HERE/../common.sh"
 R="${R:-multirun_outputs/wanli_table3}"
 N_WANLI=102885   # WANLI train (alisawuffles/WANLI), the floor's size
 
-python "$HERE/../real_data_preflight.py" mnli wanli anli_r1 anli_r2 anli_r3 fever_nli || exit 2
+python -m experiments.real_data_preflight mnli wanli anli_r1 anli_r2 anli_r3 fever_nli || exit 2
 
 # conf/experiment/wanli_table3.yaml: RoBERTa-large on a GPU, suite wanli_table3
 S=(experiment=wanli_table3 seed=1,2,3)

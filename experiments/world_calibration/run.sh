@@ -26,7 +26,7 @@ measure() {
     local name=$1 seeds=$2; shift 2
     local world=(world.n_train=$((N_TRAIN + N_HELDOUT)) "$@")
     mkdir -p "$R/$name"
-    python "$HERE/heldout.py" "$R/$name" "$N_HELDOUT" "${world[@]}"
+    python -m experiments.world_calibration.heldout "$R/$name" "$N_HELDOUT" "${world[@]}"
     for seed in $seeds; do
         if [ -f "$R/$name/s$seed/metrics.csv" ]; then continue; fi
         # conf/experiment/world_calibration.yaml: the demo's tiny model, hypothesis only, 3 epochs, metrics only
@@ -53,5 +53,5 @@ elif [ "$PHASE" != grid ]; then
     measure preset_snli_calibrated "0 1 2" world=snli_calibrated
     measure preset_mnli_calibrated "0 1 2" world=mnli_calibrated
 fi
-python "$HERE/table.py" "$R" "$HERE"
+python -m experiments.world_calibration.table "$R" "$HERE"
 stamp "done: $HERE/results.md"

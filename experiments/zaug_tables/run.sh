@@ -15,7 +15,7 @@ R="${R:-multirun_outputs/zaug_tables}"
 BASES="${BASES:-mnli snli}"
 
 # shellcheck disable=SC2086  # BASES is a word list
-python "$HERE/../real_data_preflight.py" $BASES || exit 2
+python -m experiments.real_data_preflight $BASES || exit 2
 
 # the BERT-base rows: conf/experiment/zaug_tables_rows.yaml (BERT-base, lr 1e-5, GPU, suite zaug), with PoE
 # (beta 2.0, gamma 0.8) conf/experiment/zaug_tables_poe.yaml

@@ -33,7 +33,7 @@ for ws in $WORLD_SEEDS; do
         "${WORLD_ARGS[@]}" world.n_train="$N_TRAIN" pipeline.zaug_sample.n_samples="$N_SAMPLES" pipeline.confidence.tau="$TAU" \
         pipeline.zfilter.batch_size="$ZF_BATCH" hydra.run.dir="$W/zaug"
     stamp "world $ws: the three recipes, z tables, oracle agreement"
-    ZF_SUFFIX="_w$ws" logged "$W/recipes.log" python "$HERE/zfilter_recipes.py" prepare "$W/zaug" "$W" "$(python -c 'from nliforge.utils.home import user_conf_dir; print(user_conf_dir(create=True) / "data" / "train_sets")')" "$W/oracle"
+    ZF_SUFFIX="_w$ws" logged "$W/recipes.log" python -m experiments.zfilter_training.zfilter_recipes prepare "$W/zaug" "$W" "$(python -c 'from nliforge.utils.home import user_conf_dir; print(user_conf_dir(create=True) / "data" / "train_sets")')" "$W/oracle"
     stamp "world $ws: the hypothesis-only expert for PoE (D0, model.input=hypothesis)"
     # conf/experiment/zfilter_training_hyp_only.yaml: the tiny model on D0, hypothesis only, no logger
     [ -f "$W/hyp_only/model/config.json" ] || logged "$W/hyp_only.log" nliforge-train experiment=zfilter_training_hyp_only \
@@ -63,7 +63,7 @@ for ws in $WORLD_SEEDS; do
         model.poe.bias_model="$W/hyp_only"
 done
 stamp "tables"
-T=(python "$HERE/../controls_table.py" --scratch "$R" --unit "$UNIT")
+T=(python -m experiments.controls_table --scratch "$R" --unit "$UNIT")
 NOTE="Sizes per world seed: $(for ws in $WORLD_SEEDS; do printf 'world %s: %s; ' "$ws" "$(cat "$R/world$ws/sizes")"; done)"
 grep -q "zaug_added=0 " "$R"/world*/sizes || "${T[@]}" --out "$OUT/results_zaug.md" --row 01_d0="D0" --row 02_zaug_floor="floor: D0 + N biased" \
     --row 03_zaug="Z-Aug: Z(D_G given D0)" --row 04_zaug_ceiling="ceiling: D0 + N unbiased" --floor 02_zaug_floor \
@@ -78,5 +78,5 @@ grep -q "zaug_added=0 " "$R"/world*/sizes || "${T[@]}" --out "$OUT/results_zaug.
     --row 12_poe_frozen="PoE, frozen hypothesis-only expert" --row 13_d0_ceiling="ceiling: as many unbiased pairs" \
     --floor 01_d0 --ceiling 13_d0_ceiling --compare 12_poe_frozen:11_poe_head \
     --title "Product of experts on D0 ($N_TRAIN pairs) on $WORLD" --note "$NOTE" > /dev/null
-python "$HERE/zfilter_recipes.py" zsummary "$R" "$OUT/results_z.md"
+python -m experiments.zfilter_training.zfilter_recipes zsummary "$R" "$OUT/results_z.md"
 stamp "done: $OUT/results_*.md"

@@ -1,0 +1,1 @@
+"""experiments/nli_set: its scripts, run as `python -m experiments.nli_set.<module>` from the checkout root."""
