@@ -3,7 +3,7 @@ a same-size floor and ceiling — paired differences and gap closure over the un
 training seed, or with `--unit world` the world seeds (each the mean of its training seeds: the world is the
 unit of analysis, the training seeds of one world are not independent draws of it).
 
-    python experiments/controls_table.py --scratch $R --out results.md \\
+    python -m experiments.controls_table --scratch $R --out results.md \\
         --row 1_d0="D0" --row 2_floor="floor" --row 3_w="D0 + W" --row 4_ceiling="ceiling" \\
         --floor 2_floor --ceiling 4_ceiling [--compare 3_w:1_d0] [--unit world] [--title ...] [--note ...]
 

@@ -1,6 +1,6 @@
 """Before a real-data experiment spends GPU hours: is every training set it needs in the local HF cache?
 
-    python experiments/real_data_preflight.py mnli wanli anli_r1 ...     # names of conf/data/train_sets/*.yaml
+    python -m experiments.real_data_preflight mnli wanli anli_r1 ...     # names of conf/data/train_sets/*.yaml
 
 Prints each set's Hub id, split and row count; for every set that cannot be read, one line naming its
 config file and the command that downloads it, then exits 2. Evaluation sets are not checked: the

@@ -1,8 +1,8 @@
 """Write `experiments/summary.csv` from the committed results files, and render the summary table of
 `experiments/README.md` (between the markers START and END) from that CSV.
 
-    python experiments/summary.py           # rewrites summary.csv and the README's table
-    python experiments/summary.py --check   # exit 1 where either differs from what the files give
+    python -m experiments.summary           # rewrites summary.csv and the README's table
+    python -m experiments.summary --check   # exit 1 where either differs from what the files give
 
 One row per claim and attempt of `summary_claims.CLAIMS`, columns COLUMNS; numbers by the readers of
 `summary_sources` / `summary_real`, verdicts by the rule of `summary_stats` (its VERDICTS, rendered above
@@ -31,7 +31,7 @@ START, END = "<!-- summary:start -->", "<!-- summary:end -->"
 TOP_START, TOP_END = "<!-- experiments-table:start -->", "<!-- experiments-table:end -->"
 CSV, README, TOP_README = HERE / "summary.csv", HERE / "README.md", HERE.parent / "README.md"
 INTRO = [
-    "Written by `python experiments/summary.py` from the committed results files into `summary.csv` (one row per",
+    "Written by `python -m experiments.summary` from the committed results files into `summary.csv` (one row per",
     "claim and per attempt, every attempt listed); do not edit between the markers. Accuracy differences in points;",
     "challenge mean = the mean of the negation, overlap and length challenge splits. **The unit is the world**: D0,",
     "W, the floor and the ceiling are drawn once per world seed, so the estimate is the mean over worlds of each",
@@ -117,7 +117,7 @@ def render(rows: list[dict[str, str]], claims: list[Claim] = CLAIMS) -> str:
     diagnosis from the claim's definition). Rows and claims must match one to one, in order."""
     if len(rows) != len(claims) or any(not r["claim"].startswith(c.claim.split("{bound")[0])
                                        for r, c in zip(rows, claims)):
-        raise NLIDataError(f"{CSV}: its rows are not summary_claims.CLAIMS; run python experiments/summary.py")
+        raise NLIDataError(f"{CSV}: its rows are not summary_claims.CLAIMS; run python -m experiments.summary")
     esc = lambda s: s.replace("|", "\\|")  # noqa: E731
     lines = [START, "", " ".join(INTRO), "",
              f"Verdicts, applied by rule (`experiments/summary_stats.py`; {MIN_WORLDS} worlds for a claim):", ""]
@@ -161,7 +161,7 @@ def top_table(rows: list[dict[str, str]]) -> str:
     word = lambda r: r["verdict"].split(" (")[0]  # noqa: E731
     status = lambda r: r["provenance"].split("; ", 1)[1]  # noqa: E731
     lines = [TOP_START, "",
-             "Rendered by `python experiments/summary.py` from `experiments/summary.csv` alone (do not edit between "
+             "Rendered by `python -m experiments.summary` from `experiments/summary.csv` alone (do not edit between "
              "the markers). Per folder: its rows' floor designs and their verdicts, counted; rows marked **stale** ran "
              "before the floors that hold D0 (or with the example as the unit) and are not current findings, "
              "**superseded** rows were re-run with more worlds. Every claim, number and interval, and what the words "
@@ -214,7 +214,7 @@ def main(argv=None) -> int:
         stale = [str(p.relative_to(HERE.parent)) for p, old, new in (
             (CSV, CSV.read_text() if CSV.is_file() else "", text), (README, readme, new_readme), (TOP_README, top, new_top))
             if old != new]
-        print(f"stale: {', '.join(stale)}; run python experiments/summary.py" if stale else "up to date")
+        print(f"stale: {', '.join(stale)}; run python -m experiments.summary" if stale else "up to date")
         return 1 if stale else 0
     CSV.write_text(text)
     README.write_text(new_readme)

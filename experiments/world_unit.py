@@ -8,7 +8,7 @@ step-down correction of their p values. The verdict words are the package's one 
 (`nliforge.evaluation.verdict`, five worlds at least); a new comparison is a study (`nliforge-study`,
 docs/studies.md).
 
-    python experiments/world_unit.py --scratch $R --out mechanism.md \\
+    python -m experiments.world_unit --scratch $R --out mechanism.md \\
         --row 2_floor --row 3_full --row 4_randseeds --row 5_randkeep --row 6_nofilter \\
         --claim M1=3_full:2_floor --claim M2=3_full:4_randseeds --claim M3=3_full:5_randkeep \\
         --claim M4=3_full:6_nofilter

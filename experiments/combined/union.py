@@ -1,7 +1,7 @@
 """Concatenate JSONL sets of the data model into one (first occurrence of a uid wins) and register it as a
 training set, so that a composition can be cut to the same size as its controls.
 
-    python experiments/combined/union.py OUT.jsonl NAME PART.jsonl [PART.jsonl ...]
+    python -m experiments.combined.union OUT.jsonl NAME PART.jsonl [PART.jsonl ...]
 """
 
 from __future__ import annotations

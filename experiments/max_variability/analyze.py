@@ -1,6 +1,6 @@
 """Estimated max variability (model A, H held out) vs true variability (model B, H trained on).
 
-    python experiments/max_variability/analyze.py SCRATCH OUT_DIR SEED [SEED ...]
+    python -m experiments.max_variability.analyze SCRATCH OUT_DIR SEED [SEED ...]
 
 Reads SCRATCH/h.jsonl and the runs SCRATCH/seed<S>/{a,b}; writes OUT_DIR/results.csv,
 OUT_DIR/results.md and OUT_DIR/scatter_seed<first seed>.png. Uses the WANLI pipeline's own code

@@ -1,7 +1,7 @@
 """Split the synthetic world's (unbiased) training split into D (train) and H (held out), write
 both as JSONL and register them as training sets exp_maxvar_d / exp_maxvar_h.
 
-    python experiments/max_variability/split.py SCRATCH N_TRAIN N_HELDOUT [WORLD_SEED]
+    python -m experiments.max_variability.split SCRATCH N_TRAIN N_HELDOUT [WORLD_SEED]
 
 The YAMLs land in conf/data/train_sets/exp_maxvar_*.yaml with absolute paths (machine-local).
 """

@@ -2,7 +2,7 @@
 generator and check (Wilson 95% intervals), H1's paired difference t03 - t07 (Newcombe's interval,
 method 10), the judge's parse rate and score spread (H2), the explain stage's files, passages verbatim.
 
-    python experiments/nli_set/nli_set_table.py --run /tmp/nliforge_exp/nli_set/run --out experiments/nli_set/results.md
+    python -m experiments.nli_set.nli_set_table --run /tmp/nliforge_exp/nli_set/run --out experiments/nli_set/results.md
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 the blank line raise SmolLM2's validation pass rate? The same statements, labels, sampling and checks
 (pipelines/longtext/checks.py, unchanged) for three user prompts; prints and writes a Markdown table.
 
-    python experiments/nli_set/prompt_variants.py --n 3 --out experiments/nli_set/prompt_variants.md
+    python -m experiments.nli_set.prompt_variants --n 3 --out experiments/nli_set/prompt_variants.md
 """
 
 from __future__ import annotations

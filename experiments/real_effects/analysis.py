@@ -3,7 +3,7 @@ the mean, its 95% t interval, the one-sided p and Holm's correction over each de
 (nliforge.evaluation.worlds); -> results.csv (criterion, world, value: the per-world values summary.py reads)
 and results.md (the tables, the HANS cells and subcases per arm, wall times).
 
-    python experiments/real_effects/analysis.py <scratch folder> <output folder>
+    python -m experiments.real_effects.analysis <scratch folder> <output folder>
 """
 
 from __future__ import annotations

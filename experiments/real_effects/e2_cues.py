@@ -4,7 +4,7 @@ training set. A bag-of-words logistic regression on the premise alone, and on th
 a single-sentence cue a model can learn first; below 0: the cue learned on some pairs is wrong on the others
 (a revision keeps one sentence and changes the label).
 
-    NLIFORGE_DATA_DIR=... python experiments/real_effects/e2_cues.py experiments/real_effects   # after e2_sets.py
+    NLIFORGE_DATA_DIR=... python -m experiments.real_effects.e2_cues experiments/real_effects   # after e2_sets.py
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ Registered as `exp_real_effects_w<k>_e2_<arm>`, and the suite `exp_real_effects_
 counterfactual test pairs: 800 revised premises and 800 revised hypotheses, each with its original, every
 prediction kept; the same in every world).
 
-    python experiments/real_effects/e2_sets.py <scratch folder>
+    python -m experiments.real_effects.e2_sets <scratch folder>
 """
 
 from __future__ import annotations

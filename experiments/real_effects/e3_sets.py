@@ -8,7 +8,7 @@ pairs), registers:
 - **mnli_at**: base + the first N_k pairs of E2's seeded MNLI order for the world.
 The arms are E2's human_<N> / mnli_<N> construction at N = N_k, so they come from the same function.
 
-    python experiments/real_effects/e3_sets.py <scratch folder> <world>
+    python -m experiments.real_effects.e3_sets <scratch folder> <world>
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ the data map of the world's `diag/w<k>/mnli_3ep` run (that set, 3 epochs, traini
 cartography code's metrics and `select_region`): ambiguous (highest variability), easy (highest confidence) and a seeded
 random third (seed = the world), registered as `exp_real_effects_w<k>_e4_<arm>`.
 
-    python experiments/real_effects/e4_sets.py <scratch folder> <world>
+    python -m experiments.real_effects.e4_sets <scratch folder> <world>
 """
 
 from __future__ import annotations

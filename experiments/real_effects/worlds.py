@@ -17,7 +17,7 @@ evaluation set is the first 40 of its 200 per subcase (`slot` < 40 in the seeded
 its three Naik et al. stress tests (derived); suites `exp_real_effects_w<k>` (E1: HANS + MNLI test) and
 `exp_real_effects_w<k>_e4` (E4: those, the stress tests and Kaushik et al.'s counterfactual test pairs).
 
-    python experiments/real_effects/worlds.py <scratch folder>
+    python -m experiments.real_effects.worlds <scratch folder>
 """
 
 from __future__ import annotations

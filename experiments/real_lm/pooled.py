@@ -1,6 +1,6 @@
 """Items 5 and 6 on one world preset, pooled over its world seeds (2 world seeds × 3 seeds).
 
-    python experiments/real_lm/pooled.py [--preset snli_calibrated] [--worlds 0 1] [--tag _seeds_all] [--items wanli zaug]
+    python -m experiments.real_lm.pooled [--preset snli_calibrated] [--worlds 0 1] [--tag _seeds_all] [--items wanli zaug]
                                          [--dir DIR] [--out FILE]
 
 Reads the per-seed files the two scripts commit (`wanli_table_<preset>_w<ws>.csv`,
@@ -106,7 +106,7 @@ def main(argv=None) -> None:
     if "zaug" in args.items:
         sections += zaug_lines(zaug_units(args.dir, args.preset, args.worlds, args.tag))
     text = [f"# Real-LM items on {args.preset}{args.tag}, world seeds {', '.join(map(str, args.worlds))} pooled", "",
-            "Written by `python experiments/real_lm/pooled.py` from the per-world files of `wanli_run.sh` and "
+            "Written by `python -m experiments.real_lm.pooled` from the per-world files of `wanli_run.sh` and "
             "`zaug_run.sh`.", "", *sections]
     out.write_text("\n".join(text) + "\n")
     print(f"wrote {out}")

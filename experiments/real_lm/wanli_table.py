@@ -1,6 +1,6 @@
 """The real-LM WANLI tables (README, WANLI with SmolLM2) from the scratch folder of `wanli_run.sh`.
 
-    python experiments/real_lm/wanli_table.py --scratch /tmp/nliforge_exp/real_lm_wanli --out wanli_table.md
+    python -m experiments.real_lm.wanli_table --scratch /tmp/nliforge_exp/real_lm_wanli --out wanli_table.md
 
 1. Accuracy per row (D0, floor, D0 + W, D0 ◇ W, ceiling) and eval set, mean ± std over the seeds.
 2. The primary number, the mean over the three challenge splits: each row's difference to D0

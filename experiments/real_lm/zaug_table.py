@@ -1,6 +1,6 @@
 """The real-LM Z-Aug table (README, Z-Aug with SmolLM2) from the run folders of `zaug_run.sh`.
 
-    python experiments/real_lm/zaug_table.py --scratch /tmp/nliforge_exp/real_lm_zaug --out zaug_table.md
+    python -m experiments.real_lm.zaug_table --scratch /tmp/nliforge_exp/real_lm_zaug --out zaug_table.md
 
 Per generator (scratch / smollm2), variant (ul: λ = 0.5, mle: λ = 0) and seed: parsed samples,
 agreement of the teacher (trained on D0, the paper's set-up; read from the `confidence` stage) and of

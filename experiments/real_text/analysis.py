@@ -1,6 +1,6 @@
 """The real-text experiment's tables (criteria: experiments/real_text/README.md).
 
-    python experiments/real_text/analysis.py SCRATCH OUT_DIR
+    python -m experiments.real_text.analysis SCRATCH OUT_DIR
 
 Reads the runs under SCRATCH (<arm>/seed<S>/, written by run.sh) and writes OUT_DIR/results.md,
 OUT_DIR/results.csv and OUT_DIR/data_map_mccoy.png (the seed-averaged data map coloured by McCoy's

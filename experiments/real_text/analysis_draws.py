@@ -3,7 +3,7 @@ draws of D0, the floor's pool and W. Draw 1 is R4's scratch (real_text_r4, seeds
 real_text_r4_draw<k> (run_r4.sh DRAW=k); one value per draw, its training seeds averaged; over draws the mean,
 its 95% t interval and the verdict by the project's rule (a costly claim: 3 draws give at most "low power").
 
-    python experiments/real_text/analysis_draws.py [SCRATCH_BASE] [OUT_DIR]   # -> results_draws.md, .csv
+    python -m experiments.real_text.analysis_draws [SCRATCH_BASE] [OUT_DIR]   # -> results_draws.md, .csv
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 as the unit. One number per part (its training seeds averaged), then the mean over parts with its 95% t
 interval (experiments/summary_stats.py) and the verdict by the project's rule.
 
-    python experiments/real_text/analysis_parts.py SCRATCH OUT_DIR   # -> results_parts.md, results_parts.csv
+    python -m experiments.real_text.analysis_parts SCRATCH OUT_DIR   # -> results_parts.md, results_parts.csv
 
 SCRATCH is run_parts.sh's: sets/<set>.jsonl (parts.py) and <arm>_p<k>/seed<S>/ runs.
 """

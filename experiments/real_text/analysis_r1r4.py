@@ -2,7 +2,7 @@
 eval set, paired differences between arms with a bootstrap over test pairs, the verdicts by the committed
 rules, the generation runs' yield per stage and 20 seeded samples of what they made.
 
-    python experiments/real_text/analysis_r1r4.py [R1 scratch] [R4 scratch]   # -> results_r1r4.md, .csv
+    python -m experiments.real_text.analysis_r1r4 [R1 scratch] [R4 scratch]   # -> results_r1r4.md, .csv
 """
 
 from __future__ import annotations

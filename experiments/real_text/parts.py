@@ -8,7 +8,7 @@ written as JSONL and registered in the user data home: training set `exp_real_te
 eval set `exp_real_text_<corpus>_p<k>_test` and a suite of that one eval set, `exp_real_text_<corpus>_p<k>`
 (every prediction kept).
 
-    python experiments/real_text/parts.py <scratch folder>
+    python -m experiments.real_text.parts <scratch folder>
 """
 
 from __future__ import annotations

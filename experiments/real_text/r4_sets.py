@@ -5,7 +5,7 @@ The floor is D0 + the first N pairs of the pool, so it contains D0 by constructi
 every D0 uid is in it). Draw k > 1 of R5 (the draws of R4a) uses permutation seed k − 1 and the names
 exp_real_text_r4_draw<k>_d0 / _pool.
 
-    python experiments/real_text/r4_sets.py <scratch folder> [draw, default 1]
+    python -m experiments.real_text.r4_sets <scratch folder> [draw, default 1]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Per world seed and variant: what each generation stage took in and kept, and what the review kept, as JSON.
 
-    python experiments/wanli_generated/counts.py <scratch> <out.json>
+    python -m experiments.wanli_generated.counts <scratch> <out.json>
 """
 
 from __future__ import annotations

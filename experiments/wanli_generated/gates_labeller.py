@@ -1,7 +1,7 @@
 """The gates of the redesigned WANLI mechanism test (README, "The mechanism test, redesigned"), per world,
 read before any comparison:
 
-    python experiments/wanli_generated/gates_labeller.py <scratch> <out.md>
+    python -m experiments.wanli_generated.gates_labeller <scratch> <out.md>
 
 G1: the labeller's accuracy on the world's artifact-free test (`synthetic_test`) >= the floor row's mean over
 its training seeds on that test. G2: the share of W's pairs (before the cut) whose label from the labeller is

@@ -1,6 +1,6 @@
 """Why ambiguous seeds did not matter (H2): where the full and random-seeds variants' data differ.
 
-    python experiments/wanli_generated/seeds_diagnosis.py <scratch> <out.md>
+    python -m experiments.wanli_generated.seeds_diagnosis <scratch> <out.md>
 
 Per world seed, from `<scratch>/world<ws>/gen_{full,randseeds}/` (the generation's `stages/seeds.jsonl`
 and the review's `review/reviewed.jsonl`):

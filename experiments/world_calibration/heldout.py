@@ -7,7 +7,7 @@ world is the one `nliforge-train` builds, same digest, built once), writes the l
 `train_biased` to OUT/heldout_biased.jsonl and the TF-IDF hypothesis-only accuracy (first
 n_train - N_HELDOUT pairs -> last N_HELDOUT) to OUT/tfidf.json.
 
-    python experiments/world_calibration/heldout.py OUT N_HELDOUT [hydra overrides ...]
+    python -m experiments.world_calibration.heldout OUT N_HELDOUT [hydra overrides ...]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Collect the calibration runs into results.csv (one row per run) and results.md (one per world).
 
-    python experiments/world_calibration/table.py SCRATCH OUT_DIR
+    python -m experiments.world_calibration.table SCRATCH OUT_DIR
 
 SCRATCH holds one folder per world setting (grid_s<strength>, preset_<name>), each with tfidf.json
 (the world's config and the TF-IDF baseline) and s<seed>/metrics.csv of `nliforge-train`.

@@ -155,9 +155,9 @@ def test_real_worlds_reader_by_hand(tmp_path):
 
 def test_committed_summary_csv_and_readme_table_are_what_the_files_give():
     text = summary.csv_text(summary.claim_rows(CLAIMS))   # with each family's Holm correction, as summary.py
-    assert text == summary.CSV.read_text(), "run python experiments/summary.py"
+    assert text == summary.CSV.read_text(), "run python -m experiments.summary"
     block = summary.render(summary.read_rows(summary.CSV.read_text()))
-    assert block == summary.readme_block(summary.README.read_text()), "run python experiments/summary.py"
+    assert block == summary.readme_block(summary.README.read_text()), "run python -m experiments.summary"
 
 
 def test_committed_rows_keep_the_rules():
