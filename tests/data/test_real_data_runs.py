@@ -5,7 +5,6 @@ added with the oracle-free redesign (same-size floors, G* by the debiasing stage
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -14,10 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import compose_plain
 
+from experiments import real_data_preflight as preflight
+
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("real_data_preflight", ROOT / "experiments" / "real_data_preflight.py")
-preflight = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(preflight)
 
 
 def run_script(folder: str, tmp_path: Path) -> subprocess.CompletedProcess:

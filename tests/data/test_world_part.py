@@ -4,13 +4,12 @@ run's `world_part` node) and the registered part sets.
 The toy tests check the cut against permutations written out by hand below. The real-data tests (slow; they
 read NLIFORGE_DATA_DIR and skip without it, fail under NLIFORGE_REQUIRE_REAL_DATA=1) check that for worlds 1-5
 the registered sets equal, record for record and in order, what experiments/real_text/parts.py and
-experiments/real_effects/worlds.py build (their own functions, imported from the files), and that the
+experiments/real_effects/worlds.py build (their own functions, imported from the experiments package), and that the
 training sets of HANS augmentation's three arms are the experiment's, as the datamodule receives them.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -120,20 +119,15 @@ def test_the_console_script_says_one_line_for_an_unset_world(tmp_path):
 
 # ------------------------------------------------------------------ the experiments' worlds, on real data
 
-def _module(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def experiment_worlds() -> dict:
     """What the experiments build, by their own functions: per world k (0-based) the MNLI and SNLI parts
     (parts.cut), the HANS-like training slice and the HANS evaluation slice (worlds.py)."""
     real_data_dir("hans/hans_regenerated_seed0.tsv")
-    worlds = _module(ROOT / "experiments/real_effects/worlds.py", "real_effects_worlds")
-    parts, load_named = sys.modules["parts"], sys.modules["common"].load_named
+    from experiments.real_effects import worlds
+    from experiments.real_text import parts
+    from experiments.real_text.common import load_named
+
     snli = [r for name in parts.CORPORA["snli"] for r in load_named(name)]
     return {"mnli": parts.cut(load_named("mnli_dev_matched_mccoy")), "snli": parts.cut(snli),
             "hans_train": worlds.hans_train_slices(load_named("hans_train_regenerated")),

@@ -94,13 +94,8 @@ def test_the_help_shows_the_world_unit():
 
 
 def test_experiments_use_the_packages_statistics():
-    root = Path(__file__).resolve().parents[2] / "experiments"
-    sys.path.insert(0, str(root))
-    try:
-        import summary_stats
-        import world_unit
-    finally:
-        sys.path.remove(str(root))
+    from experiments import summary_stats, world_unit
+
     for name in ("t_interval", "one_sided_p", "holm", "Estimate"):
         assert getattr(summary_stats, name) is getattr(worlds, name)
     assert world_unit.holm is worlds.holm and world_unit.t_interval is worlds.t_interval

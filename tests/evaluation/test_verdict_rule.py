@@ -37,14 +37,8 @@ def test_a_failed_gate_is_a_verdict_word_whatever_the_numbers():
 
 
 def test_the_experiments_summary_uses_the_same_rule():
-    import sys
-    from pathlib import Path
+    from experiments import summary_stats
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments"))
-    try:
-        import summary_stats
-    finally:
-        sys.path.pop(0)
     assert summary_stats.verdict is verdict and summary_stats.VERDICTS is VERDICTS
     assert summary_stats.MIN_WORLDS == MIN_WORLDS
 

@@ -4,15 +4,11 @@ reports row − floor and the gap closure; checked on metrics written here with 
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("controls_table", ROOT / "experiments" / "controls_table.py")
-controls_table = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(controls_table)
+from experiments import controls_table
 
 CHALLENGES = ["synthetic_challenge_negation", "synthetic_challenge_overlap", "synthetic_challenge_length"]
 

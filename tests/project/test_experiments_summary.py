@@ -6,21 +6,19 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from experiments import summary
+from experiments.summary_claims import CLAIMS
+from experiments.summary_real import R1R4, RealWorlds, wilson
+from experiments.summary_sources import Paired, SeedColumn
+from experiments.summary_stats import Estimate, t_interval, verdict
 from nliforge.errors import NLIDataError
 
 EXP = Path(__file__).resolve().parents[2] / "experiments"
-sys.path.insert(0, str(EXP))
-import summary  # noqa: E402
-from summary_claims import CLAIMS  # noqa: E402
-from summary_real import R1R4, RealWorlds, wilson  # noqa: E402
-from summary_sources import Paired, SeedColumn  # noqa: E402
-from summary_stats import Estimate, t_interval, verdict  # noqa: E402
 
 
 def test_t_interval_over_worlds_by_hand():
@@ -91,8 +89,8 @@ def test_a_family_needs_its_holm_adjusted_p(tmp_path):
     sd 3.747, se 1.676, t = 1.730 -> p = 0.0793. Holm: a 2 x 0.00662 = 0.0132, b max(0.0132, 0.0793) = 0.0793.
     b's own interval includes 0, so an Estimate with b's worlds and an interval above 0 stands in for the
     case the rule is for: an interval above 0 with a Holm-adjusted p >= 0.05 gives `not shown`."""
-    from summary_claims import Claim
-    from summary_stats import one_sided_p
+    from experiments.summary_claims import Claim
+    from experiments.summary_stats import one_sided_p
 
     a = t_interval([1.0, 2.0, 3.0, 4.0, 5.0])
     b = t_interval([0.5, 1.0, 1.5, 2.0, 9.5])
@@ -214,9 +212,9 @@ def test_provenance_rule():
     """Per source by rule: a fresh-draw file's floor comparisons are stale first attempts, its comparisons with
     D0 `vs_d0`; a D0-containing floor is current; a row whose files are a proper subset of another row's is
     superseded; a file no rule names stops the summary."""
-    from summary_claims import Claim
-    from summary_provenance import provenance
-    from summary_real import RealWorlds as RW
+    from experiments.summary_claims import Claim
+    from experiments.summary_provenance import provenance
+    from experiments.summary_real import RealWorlds as RW
 
     comb = Claim("a − floor", "p", "n", Paired(("combined/results.csv",), "a", "floor: biased, size D0 + N"))
     assert provenance(comb) == "fresh_draw_floor; stale: first attempt"
@@ -246,7 +244,7 @@ def test_committed_provenance_paper_numbers_and_top_readme():
     """summary.csv's provenance: the tables run before the D0-containing floors are stale on every row; finding
     3's paper numbers are the seed's tables (Z-Aug Tables 2-4 and 12); Eq. 1's r is `direction only`; the
     top-level README's experiments table is what summary.csv gives."""
-    from summary_provenance import DESIGNS, STATUSES
+    from experiments.summary_provenance import DESIGNS, STATUSES
 
     rows = summary.read_rows(summary.CSV.read_text())
     for r in rows:

@@ -4,16 +4,13 @@ arm and E1b on the diamond arm per world, and a world that falls short stops onl
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pandas as pd
 
-HERE = Path(__file__).resolve().parents[2] / "experiments" / "real_effects"
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "real_text"))
-import analysis_e1  # noqa: E402
-from test_real_effects_e3 import load_analysis  # noqa: E402
+from test_real_effects_e3 import load_analysis
+
+from experiments.real_effects import analysis_e1
 
 
 def write_dynamics(run: Path, epochs: list[tuple[list[int], list[int]]]) -> None:
@@ -55,7 +52,7 @@ def test_the_third_attempt_gates_each_family_on_its_own_arm_in_every_world():
 
 
 def test_the_attempts_plot_is_drawn_from_per_world_rows_only_when_there_are_some(tmp_path):
-    from plot_e1 import plot_attempts
+    from experiments.real_effects.plot_e1 import plot_attempts
 
     rows = pd.DataFrame([{"criterion": f"6ep:E1a-{h}{s}", "world": w, "value": 10.0 * w}
                          for h in ("lo", "sub", "con") for s in ("", "-bal") for w in range(1, 6)])

@@ -3,14 +3,12 @@ original at the first dose, one of each kind at the second and all four at the t
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments" / "real_effects"))
-from e2_sets import revision_order, world_originals  # noqa: E402
+from experiments.real_effects.e2_sets import revision_order, world_originals
 
 
 def test_world_originals_are_disjoint_slices_of_one_permutation():
@@ -51,7 +49,7 @@ def write_run(run: Path, right: dict[str, list[bool]], acc_cf: float) -> None:
 
 
 def test_e2_difference_of_differences_by_hand(tmp_path):
-    from analysis_e2 import ARMS, e2_rows
+    from experiments.real_effects.analysis_e2 import ARMS, e2_rows
 
     human = {"rp": [True, True, True, True], "rh": [True, False, True, False]}     # originals 3/4; rev 1.0, 0.5
     mnli = {"rp": [True, True, True, False], "rh": [True, True, False, False]}     # originals 4/4; rev 0.5, 0.0
@@ -72,7 +70,7 @@ def test_e2_difference_of_differences_by_hand(tmp_path):
 
 
 def test_single_sentence_cue_by_construction():
-    from e2_cues import cue_points
+    from experiments.real_effects.e2_cues import cue_points
 
     labels = ["entailment", "neutral", "contradiction"]
     determined = [f"{w} here" for w in ("cat", "dog", "bird") for _ in range(10)]

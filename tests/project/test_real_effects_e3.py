@@ -5,19 +5,16 @@ computes into the committed record (a row computed here replaces the recorded on
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-HERE = Path(__file__).resolve().parents[2] / "experiments" / "real_effects"
-sys.path.insert(0, str(HERE))
-from analysis_record import kept_text, merge  # noqa: E402
-from e3_sets import e3_arms  # noqa: E402
-from test_real_effects_e2 import write_run  # noqa: E402
+from test_real_effects_e2 import write_run
+
+from experiments.real_effects.analysis_record import kept_text, merge
+from experiments.real_effects.e3_sets import e3_arms
 
 
 def test_e3_arms_are_base_plus_as_many_of_each():
@@ -45,7 +42,7 @@ def write_disco_run(run: Path, kept_labels: list[str]) -> None:
 
 
 def test_e3_values_yield_and_gap_closure_by_hand(tmp_path):
-    from analysis_e3 import e3_rows, gap_closure, samples
+    from experiments.real_effects.analysis_e3 import e3_rows, gap_closure, samples
 
     disco = {"rp": [True, True, True, True], "rh": [True, False, True, False]}     # orig 3/4; rev 1.0, 0.5
     human = {"rp": [True, True, True, True], "rh": [True, True, True, True]}       # orig 4/4; rev 1.0, 1.0
@@ -80,11 +77,10 @@ def test_e3_values_yield_and_gap_closure_by_hand(tmp_path):
 
 
 def load_analysis():
-    """real_effects/analysis.py under its own name (real_text has an analysis.py too)."""
-    spec = importlib.util.spec_from_file_location("real_effects_analysis", HERE / "analysis.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """experiments/real_effects/analysis.py (real_text has an analysis.py too: the package keeps them apart)."""
+    from experiments.real_effects import analysis
+
+    return analysis
 
 
 def test_a_per_world_gate_stops_e3a_when_one_world_falls_short():

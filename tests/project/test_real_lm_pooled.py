@@ -3,17 +3,13 @@ scripts commit; checked on files written here with differences, intervals and ga
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("real_lm_pooled", ROOT / "experiments" / "real_lm" / "pooled.py")
-pooled = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(pooled)
+from experiments.real_lm import pooled
 
 CHALLENGES = ["synthetic_challenge_negation", "synthetic_challenge_overlap", "synthetic_challenge_length"]
 ROWS = ["D0", "floor: D0 + #W biased", "D0 + W", "D0 ◇ W", "ceiling: D0 + #W unbiased"]

@@ -3,19 +3,13 @@ number is its seed-averaged accuracy minus its own test part's majority share (b
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
 from nliforge.data.jsonl import write_jsonl
 from nliforge.data.records import Record
 
-REAL_TEXT = Path(__file__).resolve().parents[2] / "experiments" / "real_text"
-sys.path.insert(0, str(REAL_TEXT))
-sys.path.insert(1, str(REAL_TEXT.parent))
-import analysis_parts  # noqa: E402
-from parts import cut  # noqa: E402
+from experiments.real_text import analysis_parts
+from experiments.real_text.parts import cut
 
 
 def test_parts_are_disjoint_cover_everything_and_split_70_30():

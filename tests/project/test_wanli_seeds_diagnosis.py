@@ -4,16 +4,12 @@ worked by hand."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("seeds_diagnosis", ROOT / "experiments" / "wanli_generated" / "seeds_diagnosis.py")
-diag = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(diag)
+from experiments.wanli_generated import seeds_diagnosis as diag
 
 NEG = ("a man runs", "a man does not run")          # negation feature (and no full overlap)
 PLAIN = ("a man runs", "a woman sleeps")             # no feature

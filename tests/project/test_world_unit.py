@@ -4,14 +4,11 @@ worked out by hand."""
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments"))
-from world_unit import holm, per_world_difference, verdict, world_test  # noqa: E402
+from experiments.world_unit import holm, per_world_difference, verdict, world_test
 
 
 def test_the_interval_and_p_are_over_worlds():
@@ -43,7 +40,7 @@ def test_holm_step_down():
 
 def test_the_table_uses_the_package_rule_with_its_five_world_minimum():
     """world_unit.py has no rule of its own: three worlds above 0 with Holm p < 0.05 are not enough."""
-    import world_unit
+    from experiments import world_unit
     from nliforge.evaluation import verdict as rule
 
     assert world_unit.verdict is rule.verdict
