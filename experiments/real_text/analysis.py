@@ -58,5 +58,5 @@ def main(scratch: Path, out: Path) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) != 3:
-        sys.exit("usage: analysis.py SCRATCH OUT_DIR")
+        sys.exit("usage: python -m experiments.real_text.analysis SCRATCH OUT_DIR")
     main(Path(sys.argv[1]), Path(sys.argv[2]))
