@@ -5,8 +5,8 @@
                                                 [--epochs E --n-layer L --n-embd D --lam LAMBDA]
     python experiments/label_following/steps.py prompts --scratch R --world-seed WS   (writes prompts.jsonl only)
 
-`judge`: the measuring instrument, the tiny classifier on 20,000 artifact-free pairs of the world (nliforge-train),
-and the world's artifact-free test split as held-out pairs (R/world<WS>/heldout.jsonl). `trained`: the tiny
+`judge`: the world's artifact-free test split as held-out pairs (R/world<WS>/heldout.jsonl) and, once for all
+worlds, the measuring instrument: the tiny classifier on 8,000 artifact-free pairs of world 9 (nliforge-train). `trained`: the tiny
 generator trained label-conditioned on D0 (train_biased, 4,000 pairs), then one hypothesis per prompt (300 D0
 premises x 3 labels) -> R/world<WS>/<NAME>/dataset.jsonl with meta.intended_label; the CPU seconds of training and
 sampling in cost.json. One thread (torch.set_num_threads(1)).
@@ -28,7 +28,8 @@ from omegaconf import OmegaConf
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "src" / "nliforge" / "conf"
 STRENGTHS = {"negation": 0.65, "overlap": 0.65, "length": 0.65}   # conf/world/snli_calibrated.yaml
-N_D0, N_JUDGE, N_PREMISES, MAX_TOKENS = 4000, 20000, 300, 48
+N_D0, N_PREMISES, MAX_TOKENS = 4000, 300, 48
+JUDGE_WORLD, N_JUDGE, JUDGE_EPOCHS = 9, 8000, 3
 
 
 def world_split(ws: int, n_train: int, split: str, root: Path):
@@ -45,20 +46,26 @@ def cpu_seconds() -> float:
 
 
 def step_judge(world: Path, ws: int) -> None:
+    """The world's held-out pairs (its artifact-free test split) and, once, the judge: the tiny classifier on
+    N_JUDGE artifact-free pairs of world JUDGE_WORLD (not a measured world; the same language and rules),
+    R/judge, linked as R/world<ws>/judge."""
     from nliforge.data.jsonl import write_jsonl
 
     held = world / "heldout.jsonl"
     if not held.is_file():
-        write_jsonl(world_split(ws, N_JUDGE, "test", world.parent / "worlds"), held)
-    if (world / "judge" / "model" / "config.json").is_file():
-        return
-    start = cpu_seconds()
-    cmd = ["nliforge-train", "data/train_sets=[synthetic]", "world=snli_calibrated", f"world.seed={ws}",
-           f"world.n_train={N_JUDGE}", "model=tiny", "seed=1", "suite=synthetic", "callbacks=none", "logger=csv",
-           "trainer.enable_progress_bar=false", "num_threads=1", f"hydra.run.dir={world / 'judge'}"]
-    with open(world / "judge.log", "w") as log:
-        subprocess.run(cmd, check=True, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
-    (world / "judge_cost.json").write_text(json.dumps({"cpu_seconds": cpu_seconds() - start}) + "\n")
+        write_jsonl(world_split(ws, N_D0, "test", world.parent / "worlds"), held)
+    judge = world.parent / "judge"
+    if not (judge / "model" / "config.json").is_file():
+        start = cpu_seconds()
+        cmd = ["nliforge-train", "data/train_sets=[synthetic]", "world=snli_calibrated", f"world.seed={JUDGE_WORLD}",
+               f"world.n_train={N_JUDGE}", "model=tiny", f"model.max_epochs={JUDGE_EPOCHS}", "seed=1",
+               "suite=synthetic", "callbacks=none", "logger=csv", "trainer.enable_progress_bar=false", "num_threads=1",
+               f"hydra.run.dir={judge}"]
+        with open(world.parent / "judge.log", "w") as log:
+            subprocess.run(cmd, check=True, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+        (world.parent / "judge_cost.json").write_text(json.dumps({"cpu_seconds": cpu_seconds() - start}) + "\n")
+    if not (world / "judge").exists():
+        (world / "judge").symlink_to(judge)
 
 
 def prompts(ws: int, d0) -> list[dict]:
@@ -127,9 +134,25 @@ def step_trained(world: Path, ws: int, args) -> None:
     write_jsonl(records, out / "dataset.jsonl")
 
 
+def step_offline(world: Path, ws: int, max_per_label: int) -> None:
+    """The WANLI pipeline of wanli_generated up to the parse stage (every parsed pair, before the filters)."""
+    out = world / "offline"
+    if (out / "dataset.jsonl").is_file():
+        return
+    start = time.time(), cpu_seconds()
+    cmd = ["nliforge-generate", "pipeline=wanli", "experiment=wanli_generated", "world=snli_calibrated",
+           f"world.seed={ws}", f"world.n_train={N_D0}", "pipeline.stages=[classifier,seeds,exemplars,prompts,generate,parse]",
+           f"pipeline.seeds.max_per_label={max_per_label}", "num_threads=1", f"hydra.run.dir={out}"]
+    with open(world / "offline.log", "w") as log:
+        subprocess.run(cmd, check=True, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+    (world / "offline_cost.json").write_text(json.dumps({"cpu_seconds": cpu_seconds() - start[1],
+                                                         "wall_seconds": time.time() - start[0],
+                                                         "max_per_label": max_per_label}) + "\n")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("step", choices=("judge", "trained"))
+    p.add_argument("step", choices=("judge", "trained", "offline"))
     p.add_argument("--scratch", type=Path, required=True)
     p.add_argument("--world-seed", type=int, required=True)
     p.add_argument("--name", default="trained_mle")
@@ -137,11 +160,14 @@ def main(argv=None) -> int:
     p.add_argument("--n-layer", type=int, default=2)
     p.add_argument("--n-embd", type=int, default=128)
     p.add_argument("--lam", type=float, default=0.0)
+    p.add_argument("--max-per-label", type=int, default=100, help="offline: seeds per label")
     args = p.parse_args(argv)
     world = args.scratch / f"world{args.world_seed}"
     world.mkdir(parents=True, exist_ok=True)
     if args.step == "judge":
         step_judge(world, args.world_seed)
+    elif args.step == "offline":
+        step_offline(world, args.world_seed, args.max_per_label)
     else:
         step_trained(world, args.world_seed, args)
     return 0
