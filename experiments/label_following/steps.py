@@ -141,7 +141,7 @@ def step_offline(world: Path, ws: int, max_per_label: int) -> None:
         return
     start = time.time(), cpu_seconds()
     cmd = ["nliforge-generate", "pipeline=wanli", "experiment=wanli_generated", "world=snli_calibrated",
-           f"world.seed={ws}", f"world.n_train={N_D0}", "pipeline.stages=[classifier,seeds,exemplars,prompts,generate,parse]",
+           f"world.seed={ws}", f"world.n_train={N_D0}", "pipeline.stages=[classifier,generator_lm,seeds,exemplars,prompts,generate,parse]",
            f"pipeline.seeds.max_per_label={max_per_label}", "num_threads=1", f"hydra.run.dir={out}"]
     with open(world / "offline.log", "w") as log:
         subprocess.run(cmd, check=True, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
