@@ -68,17 +68,19 @@ def fmt_interval(values: list[float]) -> str:
 
 def generator_lines(scratch: Path, name: str, have: list[int], data: dict) -> tuple[list[str], dict[int, float]]:
     lines = [f"### `{name}`", "", "| world | kept pairs | judge acc. (held-out) | raw | corrected | G2 | corrected, "
-             "counterfactual prompts | copied from D0 | CPU-min |", "|---|---|---|---|---|---|---|---|---|"]
+             "own-label prompts | corrected, counterfactual prompts | copied from D0 | CPU-min |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     per = {}
     for ws, row in zip(have, data["per_world"]):
         world = scratch / f"world{ws}"
         records = read_jsonl(world / name / "dataset.jsonl")
         cf = subset_share(row, records, lambda r: r.meta.get("counterfactual"))
+        own = subset_share(row, records, lambda r: r.meta.get("counterfactual") is False)
         copied = np.mean([bool(r.meta.get("copied")) for r in records]) if "copied" in records[0].meta else float("nan")
         per[ws] = row["corrected"]
         lines.append(f"| {ws} | {row['n']} | {100 * row['judge_accuracy']:.1f} | {100 * row['raw']:.1f} | "
                      f"{100 * row['corrected']:.1f} | {'pass' if row['corrected'] >= 0.6 else 'FAIL'} | "
-                     f"{'–' if np.isnan(cf) else f'{100 * cf:.1f}'} | "
+                     f"{'–' if np.isnan(own) else f'{100 * own:.1f}'} | {'–' if np.isnan(cf) else f'{100 * cf:.1f}'} | "
                      f"{'–' if np.isnan(copied) else f'{100 * copied:.1f}'} | {cost_of(world, name)} |")
     raw = [r["raw"] for r in data["per_world"]]
     lines += ["", f"Over worlds (mean, 95% t interval): raw {fmt_interval(raw)}, corrected "
@@ -107,7 +109,7 @@ def main(argv=None) -> int:
     p.add_argument("--name", action="append", default=None)
     p.add_argument("--worlds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     args = p.parse_args(argv)
-    names = args.name or ["trained_mle", "trained_ul", "offline"]
+    names = args.name or ["trained_mle", "trained_ul", "zaug_ul_e3", "offline"]
     results, samples, per = [f"# Label-following ({args.scratch}, worlds {args.worlds})", "",
                              "Shares in %. corrected: by the judge's confusion matrix on the world's held-out test "
                              "pairs (`nliforge-analyze label-following`). G2: corrected ≥ 60%.", ""], [
