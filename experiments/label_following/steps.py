@@ -6,7 +6,8 @@
     python experiments/label_following/steps.py prompts --scratch R --world-seed WS   (writes prompts.jsonl only)
 
 `judge`: the world's artifact-free test split as held-out pairs (R/world<WS>/heldout.jsonl) and, once for all
-worlds, the measuring instrument: the tiny classifier on 8,000 artifact-free pairs of world 9 (nliforge-train). `trained`: the tiny
+worlds, the measuring instrument: the tiny classifier on 8,000 artifact-free pairs of world 9 (nliforge-train).
+`trained`: the tiny
 generator trained label-conditioned on D0 (train_biased, 4,000 pairs), then one hypothesis per prompt (300 D0
 premises x 3 labels) -> R/world<WS>/<NAME>/dataset.jsonl with meta.intended_label; the CPU seconds of training and
 sampling in cost.json. One thread (torch.set_num_threads(1)).
@@ -96,8 +97,8 @@ def sample(folder: Path, items: list[dict], ws: int) -> list:
 
     backend = NLIGeneratorBackend(str(folder), batch_size=64)
     sampling = Sampling(max_tokens=MAX_TOKENS, temperature=1.0, top_p=1.0, stop=())
-    reqs = [GenerationRequest(f"w{ws}-{i}", format_prefix(it["premise"], it["label"]), sampling, n=1, seed=ws * 10**6 + i)
-            for i, it in enumerate(items)]
+    reqs = [GenerationRequest(f"w{ws}-{i}", format_prefix(it["premise"], it["label"]), sampling, n=1,
+                              seed=ws * 10**6 + i) for i, it in enumerate(items)]
     out = []
     for req, it, ans in zip(reqs, items, backend.generate_batch(reqs)):
         text = ans.texts[0].strip() if isinstance(ans, Response) else ""
@@ -141,7 +142,8 @@ def step_offline(world: Path, ws: int, max_per_label: int) -> None:
         return
     start = time.time(), cpu_seconds()
     cmd = ["nliforge-generate", "pipeline=wanli", "experiment=wanli_generated", "world=snli_calibrated",
-           f"world.seed={ws}", f"world.n_train={N_D0}", "pipeline.stages=[classifier,generator_lm,seeds,exemplars,prompts,generate,parse]",
+           f"world.seed={ws}", f"world.n_train={N_D0}",
+           "pipeline.stages=[classifier,generator_lm,seeds,exemplars,prompts,generate,parse]",
            f"pipeline.seeds.max_per_label={max_per_label}", "num_threads=1", f"hydra.run.dir={out}"]
     with open(world / "offline.log", "w") as log:
         subprocess.run(cmd, check=True, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)

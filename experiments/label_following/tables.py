@@ -34,7 +34,8 @@ def measure(scratch: Path, name: str, worlds: list[int]) -> tuple[list[int], dic
         return None
     out = scratch / "measure" / name
     w = [scratch / f"world{ws}" for ws in have]
-    analyze(["label-following", *[str(x / name / "dataset.jsonl") for x in w], "--judge", *[str(x / "judge") for x in w],
+    analyze(["label-following", *[str(x / name / "dataset.jsonl") for x in w],
+             "--judge", *[str(x / "judge") for x in w],
              "--heldout", *[str(x / "heldout.jsonl") for x in w], "--out", str(out)])
     return have, json.loads((out / "label_following.json").read_text())
 
@@ -59,6 +60,10 @@ def cost_of(world: Path, name: str) -> str:
     return f"{(c['train_cpu_s'] + c['sample_cpu_s']) / 60:.1f}"
 
 
+def pct(x: float) -> str:
+    return "–" if np.isnan(x) else f"{100 * x:.1f}"
+
+
 def fmt_interval(values: list[float]) -> str:
     e = t_interval(values)
     if not e.has_interval:
@@ -80,7 +85,7 @@ def generator_lines(scratch: Path, name: str, have: list[int], data: dict) -> tu
         per[ws] = row["corrected"]
         lines.append(f"| {ws} | {row['n']} | {100 * row['judge_accuracy']:.1f} | {100 * row['raw']:.1f} | "
                      f"{100 * row['corrected']:.1f} | {'pass' if row['corrected'] >= 0.6 else 'FAIL'} | "
-                     f"{'–' if np.isnan(own) else f'{100 * own:.1f}'} | {'–' if np.isnan(cf) else f'{100 * cf:.1f}'} | "
+                     f"{pct(own)} | {pct(cf)} | "
                      f"{'–' if np.isnan(copied) else f'{100 * copied:.1f}'} | {cost_of(world, name)} |")
     raw = [r["raw"] for r in data["per_world"]]
     lines += ["", f"Over worlds (mean, 95% t interval): raw {fmt_interval(raw)}, corrected "

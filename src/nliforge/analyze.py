@@ -5,7 +5,8 @@
     nliforge-analyze word-label     data.jsonl --out DIR [--threshold 3 | --alpha 0.01] [--balance]
     nliforge-analyze similarity     data.jsonl --out DIR [--model minilm] [--format parquet]
     nliforge-analyze data-map       DYNAMICS_DIR --out DIR
-    nliforge-analyze label-following gen.jsonl [gen2.jsonl ...] --judge DIR [DIR ...] --heldout held.jsonl [...] --out DIR
+    nliforge-analyze label-following gen.jsonl [gen2.jsonl ...] --judge DIR [...] --heldout held.jsonl [...]
+                                     --out DIR
 
 Each subcommand writes its files into --out and prints a short summary. A plain argparse tool
 rather than a Hydra entry point: every analysis is one input file and a few flags, with no

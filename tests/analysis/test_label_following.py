@@ -131,7 +131,8 @@ def test_action_by_hand(known_judge, tmp_path, capsys):
 
 
 def test_action_names_a_record_without_intended_label(known_judge, tmp_path, capsys):
-    gen = [Record("g1", "p", "yes", None, "gen", {"intended_label": "neutral"}), Record("g2", "p", "no", None, "gen", {})]
+    gen = [Record("g1", "p", "yes", None, "gen", {"intended_label": "neutral"}),
+           Record("g2", "p", "no", None, "gen", {})]
     write_jsonl(gen, tmp_path / "gen.jsonl")
     with pytest.raises(SystemExit) as exc:
         main(["label-following", str(tmp_path / "gen.jsonl"), "--judge", "judge", "--heldout", str(known_judge),
