@@ -3,14 +3,14 @@
     python experiments/label_following/steps.py judge   --scratch R --world-seed WS
     python experiments/label_following/steps.py trained --scratch R --world-seed WS --name NAME
                                                 [--epochs E --n-layer L --n-embd D --lam LAMBDA]
-    python experiments/label_following/steps.py prompts --scratch R --world-seed WS   (writes prompts.jsonl only)
+    python experiments/label_following/steps.py offline --scratch R --world-seed WS [--max-per-label 100]
 
 `judge`: the world's artifact-free test split as held-out pairs (R/world<WS>/heldout.jsonl) and, once for all
 worlds, the measuring instrument: the tiny classifier on 8,000 artifact-free pairs of world 9 (nliforge-train).
-`trained`: the tiny
-generator trained label-conditioned on D0 (train_biased, 4,000 pairs), then one hypothesis per prompt (300 D0
-premises x 3 labels) -> R/world<WS>/<NAME>/dataset.jsonl with meta.intended_label; the CPU seconds of training and
-sampling in cost.json. One thread (torch.set_num_threads(1)).
+`trained`: the tiny generator trained label-conditioned on D0 (train_biased, 4,000 pairs), then one hypothesis per
+prompt (300 D0 premises x 3 labels) -> R/world<WS>/<NAME>/dataset.jsonl with meta.intended_label; the CPU seconds
+of training and sampling in cost.json. `offline`: the WANLI pipeline of wanli_generated up to its parse stage
+(R/world<WS>/offline/dataset.jsonl). One thread (torch.set_num_threads(1), num_threads=1).
 """
 
 from __future__ import annotations
