@@ -5,6 +5,8 @@
     nliforge-analyze word-label     data.jsonl --out DIR [--threshold 3 | --alpha 0.01] [--balance]
     nliforge-analyze similarity     data.jsonl --out DIR [--model minilm] [--format parquet]
     nliforge-analyze data-map       DYNAMICS_DIR --out DIR
+    nliforge-analyze label-following gen.jsonl [gen2.jsonl ...] --judge DIR [...] --heldout held.jsonl [...]
+                                     --out DIR
 
 Each subcommand writes its files into --out and prints a short summary. A plain argparse tool
 rather than a Hydra entry point: every analysis is one input file and a few flags, with no
@@ -131,6 +133,48 @@ def cmd_data_map(args) -> None:
     print(f"data map of {paths['n']} examples: wrote {paths['plot']} and {paths['metrics']}")
 
 
+def cmd_label_following(args) -> None:
+    from nliforge.analysis.label_following import classifier_judge, measure_set, over_worlds
+    from nliforge.utils.atomic import atomic_write_text
+
+    n = len(args.input)
+    judges, heldouts = _per_input(args.judge, n, "--judge"), _per_input(args.heldout, n, "--heldout")
+    results, rows = [], []
+    for path, judge, held in zip(args.input, judges, heldouts):
+        records = load_records(path)
+        result, judged, acc = measure_set(records, classifier_judge(judge), load_records(held, "--heldout"), str(path))
+        results.append(result)
+        rows.append({"input": str(path), "judge": str(judge), "heldout": str(held), "judge_accuracy": acc,
+                     **result.to_dict(), "judged": {r.uid: lab for r, lab in zip(records, judged)}})
+        print(f"{path}: {result.n} pairs, label-following raw {result.raw:.3f}, corrected {result.corrected:.3f} "
+              f"(judge accuracy on held-out {acc:.3f}, condition {result.condition:.1f})")
+    summary = over_worlds(results)
+    if n > 1:
+        for key, e in summary.items():
+            print(f"over {n} worlds: {key} {e['estimate']:.3f} [{e['low']:.3f}, {e['high']:.3f}] (95% t)")
+    out = atomic_write_text(Path(args.out) / "label_following.json",
+                            [json.dumps({"per_world": rows, "over_worlds": summary}, indent=1) + "\n"])
+    print(f"wrote {out}")
+
+
+def _per_input(values: list[str], n: int, flag: str) -> list[str]:
+    """One value per input (a single value serves every input)."""
+    if len(values) not in (1, n):
+        raise NLIDataError(f"{flag}: {len(values)} values for {n} inputs; give one, or one per input")
+    return values * n if len(values) == 1 else values
+
+
+def _add_label_following(subs) -> None:
+    s = subs.add_parser("label-following", help="share of generated pairs whose judge label is the intended one")
+    s.add_argument("input", nargs="+", help="generated JSONL file(s) with meta.intended_label; one per world")
+    s.add_argument("--out", required=True, help="folder the outputs are written into")
+    s.add_argument("--judge", nargs="+", required=True,
+                   help="classifier folder(s) (an nliforge-train run or its model/): one, or one per input")
+    s.add_argument("--heldout", nargs="+", required=True,
+                   help="held-out JSONL with gold labels for the judge's confusion matrix: one, or one per input")
+    s.set_defaults(func=cmd_label_following)
+
+
 def _add_common(sub, input_help: str):
     sub.add_argument("input", help=input_help)
     sub.add_argument("--out", required=True, help="folder the outputs are written into")
@@ -195,6 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--allow-missing", action="store_true",
                    help="keep only uids present in every epoch instead of failing")
     s.set_defaults(func=cmd_data_map)
+    _add_label_following(subs)
     return parser
 
 
