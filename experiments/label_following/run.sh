@@ -11,7 +11,7 @@ WORLD_SEEDS="${WORLD_SEEDS:-0 1 2 3 4}"
 source "$HERE/../common.sh"
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 FRESH=0 scratch label_following
-STEPS=(python "$HERE/steps.py")
+STEPS=(python -m experiments.label_following.steps)
 LADDER=("e3 3 2 128" "e10 10 2 128" "e30 30 2 128" "big_e10 10 4 256" "big_e30 30 4 256")
 
 stamp "judge (once) and world 9's held-out pairs"
@@ -58,5 +58,5 @@ fi
 if [ "${OFFLINE:-0}" = 1 ]; then
     for ws in $WORLD_SEEDS; do "${STEPS[@]}" offline --scratch "$R" --world-seed "$ws"; done
 fi
-python "$HERE/tables.py" "$R" "$HERE" --worlds $WORLD_SEEDS
+python -m experiments.label_following.tables "$R" "$HERE" --worlds $WORLD_SEEDS
 stamp "done: $HERE/results.md"

@@ -1,9 +1,9 @@
 """The steps of the label-following experiment (README), one world at a time, each resumable:
 
-    python experiments/label_following/steps.py judge   --scratch R --world-seed WS
-    python experiments/label_following/steps.py trained --scratch R --world-seed WS --name NAME
+    python -m experiments.label_following.steps judge   --scratch R --world-seed WS
+    python -m experiments.label_following.steps trained --scratch R --world-seed WS --name NAME
                                                 [--epochs E --n-layer L --n-embd D --lam LAMBDA]
-    python experiments/label_following/steps.py offline --scratch R --world-seed WS [--max-per-label 100]
+    python -m experiments.label_following.steps offline --scratch R --world-seed WS [--max-per-label 100]
 
 `judge`: the world's artifact-free test split as held-out pairs (R/world<WS>/heldout.jsonl) and, once for all
 worlds, the measuring instrument: the tiny classifier on 8,000 artifact-free pairs of world 9 (nliforge-train).

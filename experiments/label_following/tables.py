@@ -1,6 +1,6 @@
 """The tables of the label-following experiment (README) from its scratch folder:
 
-    python experiments/label_following/tables.py SCRATCH OUT_DIR [--name NAME ...] [--worlds 0 1 2 3 4]
+    python -m experiments.label_following.tables SCRATCH OUT_DIR [--name NAME ...] [--worlds 0 1 2 3 4]
 
 For each generator NAME (a folder R/world<ws>/<NAME>/dataset.jsonl; `offline` is the WANLI pipeline's), the
 label-following of every world that has it and its judge, measured by `nliforge-analyze label-following`
