@@ -89,7 +89,8 @@ def test_help_exits_0_with_the_actions_and_main_options(helps, script):
 def _main_options(text: str) -> list[str]:
     """The option names listed under `Main options` in a Hydra app's help."""
     block = text.split("Main options", 1)[1].split("\n\n", 1)[0]
-    return [line.split()[0].split("=")[0] for line in block.splitlines()[1:] if line.strip()]
+    return [line.split()[0].split("=")[0] for line in block.splitlines()[1:]     # continuation lines (deeper
+            if line.strip() and len(line) - len(line.lstrip()) <= 4]           # indent) describe an option
 
 
 @pytest.mark.parametrize("script, app", sorted(HYDRA_APPS.items()))

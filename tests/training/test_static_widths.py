@@ -14,7 +14,7 @@ from nliforge.data.datamodule import NLIDataModule
 from nliforge.errors import NLIDataError
 from nliforge.models.backbone import build_backbone
 from nliforge.models.classifier import NLIClassifier
-from nliforge.models.graphs import static_widths
+from nliforge.data.widths import static_widths
 from nliforge.world import WorldConfig, generate_split
 
 

@@ -170,7 +170,7 @@ def test_default_checkpoints_are_last_only_and_every_epoch_on_request(trained_ru
     from nliforge.engine.classifier import ClassifierRun
 
     _, _, out = trained_run
-    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["last.ckpt"]
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["last.ckpt", "last.ckpt.digest.json"]
     with pytest.raises(NLIDataError, match="save_top_k=-1"):
         ClassifierRun(out).epoch_checkpoints()
     kept = ClassifierRun(classifier_run_dir).epoch_checkpoints()

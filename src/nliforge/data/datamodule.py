@@ -12,7 +12,7 @@ from nliforge.errors import NLIDataError
 from nliforge.data.labels import LABEL2ID
 from nliforge.data.records import Record
 from nliforge.data.sampling import GlobalBatchSampler, LengthGroupedBatchSampler
-from nliforge.models.graphs import static_widths as static_widths_of
+from nliforge.data.widths import static_widths as static_widths_of
 
 TOKEN_KEYS = ("input_ids", "attention_mask", "token_type_ids")
 INPUTS = ("pair", "hypothesis", "premise")

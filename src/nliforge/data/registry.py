@@ -85,7 +85,7 @@ def load_set(spec: Mapping[str, Any], where: str, world: Mapping[str, Any] | Non
     elif loader == "world_part":
         from nliforge.data.world_part import LOADER as WORLD_PART
 
-        records = WORLD_PART.load(spec, where, world, cache_dir)
+        records = WORLD_PART.load(spec, where, world, cache_dir, load_set, named_set_spec)
     else:
         records = plugin_loaders()[loader].load(spec, where, world, cache_dir)
     if spec.get("binarize_gold") and len(allowed) == 2:

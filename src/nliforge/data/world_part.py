@@ -101,11 +101,10 @@ def relabel(records: list[Record], mapping: Mapping[str, str], meta_key: str | N
                    {**r.meta, meta_key: r.label} if meta_key else r.meta) for r in records]
 
 
-def base_records(spec: Mapping[str, Any], where: str, world, cache_dir) -> list[Record]:
+def base_records(spec: Mapping[str, Any], where: str, world, cache_dir, load_set, named_set_spec) -> list[Record]:
     """The records of `base`: one registered set's (train sets first, then eval sets), several read in
-    order, or an inline set node's."""
-    from nliforge.data.registry import load_set, named_set_spec
-
+    order, or an inline set node's (read by the registry's `load_set` and `named_set_spec`, which it passes in:
+    the registry imports this loader, not the other way round)."""
     base = spec.get("base")
     if not base:
         raise NLIDataError(f"{where}.base: a world_part set needs `base`: a registered set's name, a list of "
@@ -125,11 +124,11 @@ class WorldPartLoader:
     splits = SPLITS
 
     @staticmethod
-    def load(spec: Mapping[str, Any], where: str, world, cache_dir) -> list[Record]:
+    def load(spec: Mapping[str, Any], where: str, world, cache_dir, load_set, named_set_spec) -> list[Record]:
         index, count, seed = world_part_of(spec, where)
         if spec.get("per_group_limit") is not None and not spec.get("stratify"):
             raise NLIDataError(f"{where}.per_group_limit needs {where}.stratify (the meta key of the groups)")
-        records = base_records(spec, where, world, cache_dir)
+        records = base_records(spec, where, world, cache_dir, load_set, named_set_spec)
         cut = stratified_part if spec.get("stratify") else plain_part
         part = cut(records, index, count, seed, spec, where)
         mapping = spec.get("relabel")

@@ -191,11 +191,6 @@ def mark_superseded(attempt: Path, by: int, reason: str) -> None:
     mark_verdict_superseded(attempt, by)
 
 
-def superseded_by(attempt: Path) -> int | None:
-    note = attempt / "superseded.json"
-    return read_json_file(note)["by_attempt"] if note.is_file() else None
-
-
 def reused_data_warnings(study: Study, attempt: Path) -> list[str]:
     """With `fresh_per_attempt`, a sentence per earlier attempt that evaluated the same worlds on the same suite."""
     if study.evaluation_data != "fresh_per_attempt":

@@ -123,8 +123,6 @@ def _flat(d: dict, prefix: str = "") -> dict:
 
 def write_verdict(study: Study, attempt: Path, lock: dict, gates: dict, results: list[ClaimResult],
                   warnings: list[str]) -> list[Path]:
-    from nliforge.study.ledger import superseded_by
-
     by = superseded_by(attempt)
     status = f"superseded by attempt {by}" if by else "current"
     md = markdown(study, lock, gates, results, warnings)
@@ -133,6 +131,12 @@ def write_verdict(study: Study, attempt: Path, lock: dict, gates: dict, results:
     if any(r.per_world for r in results):
         files.append(plot(results, attempt / "claims.png"))
     return files
+
+
+def superseded_by(attempt: Path) -> int | None:
+    """The attempt that superseded this one (its superseded.json, written when a later attempt opened), or None."""
+    note = attempt / "superseded.json"
+    return json.loads(note.read_text())["by_attempt"] if note.is_file() else None
 
 
 def mark_verdict_superseded(attempt: Path, by: int) -> None:

@@ -59,12 +59,13 @@ def test_demo_explain_stage_end_to_end(tmp_path, world_cache):
 
 
 def test_explain_is_skipped_with_its_reason_when_validation_keeps_too_little(tmp_path, world_cache):
-    """A small real LM can break every instruction (SmolLM2-135M kept 0 of 18 passages): the run still
-    finishes, with the rubric report, and the manifest says why no classifier was trained."""
+    """A small real LM can break every instruction (SmolLM2-135M kept 0 of 18 passages): with allow_empty=true
+    the run still finishes, with the rubric report, and the manifest says why no classifier was trained."""
     run = tmp_path / "run"
     cfg = compose_config("generate", ["pipeline=longtext", "generate_experiment@_global_=longtext_demo",
                                       "pipeline.statements.limit=2", "pipeline.longtext_validate.min_sentences=40",
-                                      "pipeline.longtext_validate.max_sentences=50"], run, world_cache)
+                                      "pipeline.longtext_validate.max_sentences=50", "allow_empty=true"], run,
+                         world_cache)
     manifest = generate(cfg)
     assert manifest["stages"]["longtext_validate"]["count_out"] == 0
     entry = manifest["stages"]["explain"]

@@ -132,7 +132,8 @@ def test_chat_generator_runs_the_same_pipeline(tmp_path, world_cache, classifier
 def test_prompt_over_context_is_dropped_and_counted(tmp_path, world_cache, classifier_run_dir, monkeypatch):
     monkeypatch.setenv(KEY_ENV, "test-key")
     with LocalOpenAIServer(latency_s=0.001, responder=wanli_responder, context_tokens=150) as srv:
-        manifest = generate(gen_config(tmp_path / "run", world_cache, classifier_run_dir, srv.base_url))
+        manifest = generate(gen_config(tmp_path / "run", world_cache, classifier_run_dir, srv.base_url,
+                                       ["allow_empty=true"]))     # every prompt is over the context: 0 records
     drops = manifest["stages"]["generate"]["drops"]
     assert drops.get("request_failed:context_length", 0) == manifest["stages"]["generate"]["count_in"]
 
