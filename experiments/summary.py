@@ -88,6 +88,26 @@ def claim_row(claim: Claim, root: Path = HERE, e=None, holm_p: float | None = No
             "provenance": provenance(claim, [tuple(f) for f in all_files]), "file": claim.file}
 
 
+STUDY_CLAIMS = "*/attempt-*/claims.csv"   # a study's verdict (nliforge-study verdict root=experiments)
+
+
+def study_rows(root: Path = HERE) -> list[dict[str, str]]:
+    """One row per claim of every study attempt judged under `root`, as its claims.csv says: the numbers and
+    the verdict word are the package's (`nliforge.evaluation.verdict`), not recomputed here."""
+    rows = []
+    for path in sorted(root.glob(STUDY_CLAIMS), key=lambda p: (p.parent.parent.name, int(p.parent.name.split("-")[1]))):
+        study, attempt = path.parent.parent.name, path.parent.name.replace("-", " ")
+        with path.open(newline="") as fh:
+            for r in csv.DictReader(fh):
+                contrast = r["contrast"].replace(" - ", " − ")
+                status = "current" if r["status"] == "current" else "superseded: later attempt"
+                rows.append({"claim": f"{study}, {attempt}: {contrast}, {r['metric']} ({r['claim']}; points)",
+                             "paper": r["paper"], "paper_number": r["paper_number"], "estimate": r["estimate"],
+                             "low": r["low"], "high": r["high"], "n_worlds": r["n_worlds"], "verdict": r["verdict"],
+                             "provenance": f"study; {status}", "file": str(path.relative_to(root))})
+    return rows
+
+
 def csv_text(rows: list[dict[str, str]]) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
@@ -114,9 +134,13 @@ def _cell(row: dict[str, str], claim: Claim) -> str:
 
 def render(rows: list[dict[str, str]], claims: list[Claim] = CLAIMS) -> str:
     """The README block: how to read the table, the verdict words, and one table row per CSV row (the
-    diagnosis from the claim's definition). Rows and claims must match one to one, in order."""
+    diagnosis from the claim's definition). The first rows match the claims one to one, in order; the rest are
+    studies' rows (`study_rows`), whose diagnosis is in their claims.md."""
+    studies = rows[len(claims):]
+    rows = rows[:len(claims)]
     if len(rows) != len(claims) or any(not r["claim"].startswith(c.claim.split("{bound")[0])
-                                       for r, c in zip(rows, claims)):
+                                       for r, c in zip(rows, claims)) \
+            or any(not r["provenance"].startswith("study; ") for r in studies):
         raise NLIDataError(f"{CSV}: its rows are not summary_claims.CLAIMS; run python -m experiments.summary")
     esc = lambda s: s.replace("|", "\\|")  # noqa: E731
     lines = [START, "", " ".join(INTRO), "",
@@ -130,6 +154,11 @@ def render(rows: list[dict[str, str]], claims: list[Claim] = CLAIMS) -> str:
         files = ", ".join(f"`{f}`" for f in row["file"].split("; "))
         cells = [row["claim"], row["paper"], row["paper_number"], _cell(row, claim), row["n_worlds"] or "–",
                  row["verdict"], row["provenance"], files, claim.diagnosis or "–"]
+        lines.append("| " + " | ".join(esc(c) for c in cells) + " |")
+    for row in studies:
+        files = f"`{row['file']}`"
+        cells = [row["claim"], row["paper"], row["paper_number"], _numbers(row), row["n_worlds"] or "–",
+                 row["verdict"], row["provenance"], files, f"its claims.md ({row['file'].replace('.csv', '.md')})"]
         lines.append("| " + " | ".join(esc(c) for c in cells) + " |")
     return "\n".join(lines + ["", END])
 
@@ -206,7 +235,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="compare instead of writing; exit 1 on a difference")
     args = ap.parse_args(argv)
-    text = csv_text(claim_rows(CLAIMS))
+    text = csv_text(claim_rows(CLAIMS) + study_rows())
     readme, top = README.read_text(), TOP_README.read_text()
     new_readme = replace_block(readme, render(read_rows(text)))
     new_top = replace_block(top, top_table(read_rows(text)), TOP_START, TOP_END)

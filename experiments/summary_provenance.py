@@ -22,6 +22,8 @@ DESIGNS = {
     "vs_d0": "no floor: a set against D0 itself, or two arms that both hold D0",
     "no_floor": "no trained arms compared: a calibration, correlation, z statistic, agreement or rate",
     "not_run": "no result",
+    "study": "a study's claim (`conf/study/<name>.yaml`, pre-registered, judged by `nliforge-study verdict`): its "
+             "arms, gates and floors are the study file's; the row is read from its attempt's claims.csv",
 }
 CURRENT, STALE, SUPERSEDED = "current", "stale: first attempt", "superseded: first attempt"
 STATUSES = {
@@ -33,6 +35,7 @@ STATUSES = {
                                        "floor model: it could not succeed; redesigned in "
                                        "wanli_generated/README.md",
     "not run": "no result file",
+    "superseded: later attempt": "a study's earlier attempt at the claim (the study's ledger says why it was amended)",
 }
 
 # (pattern on the claim's first file, the design of its floor comparisons, status); the first match wins

@@ -152,7 +152,7 @@ def test_real_worlds_reader_by_hand(tmp_path):
 
 
 def test_committed_summary_csv_and_readme_table_are_what_the_files_give():
-    text = summary.csv_text(summary.claim_rows(CLAIMS))   # with each family's Holm correction, as summary.py
+    text = summary.csv_text(summary.claim_rows(CLAIMS) + summary.study_rows())   # each family's Holm, as summary.py
     assert text == summary.CSV.read_text(), "run python -m experiments.summary"
     block = summary.render(summary.read_rows(summary.CSV.read_text()))
     assert block == summary.readme_block(summary.README.read_text()), "run python -m experiments.summary"
@@ -160,7 +160,7 @@ def test_committed_summary_csv_and_readme_table_are_what_the_files_give():
 
 def test_committed_rows_keep_the_rules():
     rows = summary.read_rows(summary.CSV.read_text())
-    assert list(rows[0]) == summary.COLUMNS and len(rows) == len(CLAIMS)
+    assert list(rows[0]) == summary.COLUMNS and len(rows) == len(CLAIMS) + len(summary.study_rows())
     for r in rows:
         if r["verdict"].startswith("reproduced"):   # a reproduced claim always has worlds, and enough of them
             n = int(r["n_worlds"])
@@ -270,3 +270,22 @@ def test_committed_provenance_paper_numbers_and_top_readme():
     top = summary.top_table(rows)
     assert top == summary.readme_block(summary.TOP_README.read_text(), summary.TOP_START, summary.TOP_END)
     assert "**stale: first attempt**" in top
+
+
+def test_a_studys_claims_become_summary_rows_as_its_verdict_wrote_them(tmp_path):
+    """summary.csv takes a study's claims from its attempts' claims.csv: numbers and verdict word as written
+    (the package's rule), an earlier attempt marked superseded, attempts in order."""
+    from experiments.summary import study_rows
+
+    header = "attempt,status,claim,family,contrast,metric,side,n_worlds,estimate,low,high,verdict,paper,paper_number\n"
+    for n, status, est, word in ((1, "superseded by attempt 2", "1.5000", "not shown (n_worlds = 4 < 5)"),
+                                 (2, "current", "6.0000", "reproduced")):
+        folder = tmp_path / "toy" / f"attempt-{n}"
+        folder.mkdir(parents=True)
+        (folder / "claims.csv").write_text(header + f"{n},{status},c1,F,b - a,test/acc,greater,5,{est},2.1,9.9,"
+                                           f"{word},Someone 2020,3.0\n")
+    rows = study_rows(tmp_path)
+    assert [r["provenance"] for r in rows] == ["study; superseded: later attempt", "study; current"]
+    assert rows[1]["claim"] == "toy, attempt 2: b − a, test/acc (c1; points)"
+    assert (rows[1]["estimate"], rows[1]["low"], rows[1]["verdict"]) == ("6.0000", "2.1", "reproduced")
+    assert rows[0]["file"] == "toy/attempt-1/claims.csv"
