@@ -198,10 +198,12 @@ def test_nliforge_train_runs_world_2_and_records_it(tmp_path):
     assert "snli_cad_part_test" in (out / "metrics.csv").read_text()
 
 
-def test_the_e1_study_draft_names_registered_sets_and_its_suite(tmp_path):
-    study = OmegaConf.load(ROOT / "conf/study/hans_augmentation_6ep.yaml")
-    for arm, node in study.arms.items():
-        cfg = compose_config("train", [f"data/train_sets=[{','.join(node.train_sets)}]", f"suite={study.base.suite}",
-                                       "world_part.index=1"], tmp_path, tmp_path)
-        assert list(cfg.data.train_sets) == list(node.train_sets), arm
-        assert sorted(cfg.suite.sets) == ["hans_part", "mnli_part_test"]
+def test_the_e1_study_names_registered_sets_and_its_suite(tmp_path):
+    from nliforge.study.schema import load_study
+
+    study = load_study("hans_augmentation")     # conf/study/hans_augmentation.yaml: E1's third attempt
+    assert study.suite == "real_effects_e1" and set(study.arms) == {"mnli", "plus", "diamond"}
+    for arm, overrides in study.arms.items():
+        cfg = compose_config("train", [*overrides, f"suite={study.suite}", "world_part.index=1"], tmp_path, tmp_path)
+        assert sorted(cfg.suite.sets) == ["hans_part", "mnli_part_test"], arm
+        assert all(s.endswith(("_1000", "_500")) for s in cfg.data.train_sets), arm
