@@ -171,11 +171,14 @@ def train(cfg: DictConfig) -> dict:
     run writes it. A SIGTERM (or a cluster's early warning) stops the run with a resumable checkpoint and
     a non-zero exit (`Preempted`, nliforge.models.preemption)."""
     from nliforge.data.registry import check_jsonl_paths
+    from nliforge.data.world_part import check_world_parts
     from nliforge.utils.model_folder import check_model_folder
 
     # a mistyped model folder or data file is refused before torch and Lightning load (~7 CPU-s of imports)
     check_model_folder(cfg.model.get("backbone", {}).get("name_or_path"), "model.backbone.name_or_path")
     check_jsonl_paths(cfg.data.get("train_sets"), "data.train_sets")
+    check_world_parts(cfg.data.get("train_sets"), "data.train_sets")
+    check_world_parts((cfg.get("suite") or {}).get("sets"), "suite.sets")
     import lightning as L
 
     from nliforge.data.training_set import write_training_manifest

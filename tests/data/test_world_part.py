@@ -107,17 +107,6 @@ def test_a_run_config_carries_world_part_to_every_part_set(tmp_path):
         assert OmegaConf.to_container(node, resolve=True)["part"] == {"index": 4, "count": 5, "seed": 0}
 
 
-def test_the_console_script_says_one_line_for_an_unset_world(tmp_path):
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "NLIFORGE_CACHE": str(tmp_path / "cache")}
-    done = subprocess.run([sys.executable, "-m", "nliforge.train", "data/train_sets=[mnli_part_train]",
-                           "suite=none", "model=tiny", f"hydra.run.dir={tmp_path / 'run'}"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
-    assert done.stderr.strip().splitlines()[-1].startswith(
-        "error: world_part.index is not set: set 'mnli_part_train' is one of 5 disjoint parts"), done.stderr[-2000:]
-    assert not (tmp_path / "run" / "config.yaml").exists()
-
-
 # ------------------------------------------------------------------ the experiments' worlds, on real data
 
 def _module(path: Path, name: str):
