@@ -45,11 +45,14 @@ def preflight(cfg: DictConfig) -> dict:
     Lightning checkpoint, finite weights). Writes nothing; `nliforge-train` runs it before Hydra makes the
     run folder (`Preflight`), `train` again (the checkpoint is read once)."""
     from nliforge.data.registry import check_jsonl_paths
+    from nliforge.data.world_part import check_world_parts
     from nliforge.utils.model_folder import check_model_folder
 
     # a mistyped model folder or data file is refused before torch and Lightning load (~7 CPU-s of imports)
     check_model_folder(cfg.model.get("backbone", {}).get("name_or_path"), "model.backbone.name_or_path")
     check_jsonl_paths(cfg.data.get("train_sets"), "data.train_sets")
+    check_world_parts(cfg.data.get("train_sets"), "data.train_sets")     # a part set without a world
+    check_world_parts((cfg.get("suite") or {}).get("sets"), "suite.sets")
     from nliforge.models.checkpoint_io import verify_checkpoint
     from nliforge.models.resume import check_resume_config, checkpoint_dir, ckpt_setting, resume_checkpoint
     from nliforge.utils.run_dir import check_run_dir

@@ -57,6 +57,18 @@ def test_nliforge_train_help_and_config_errors_load_neither_torch_nor_lightning(
         assert done.stderr.count("error:") == 1, done.stderr
 
 
+def test_a_part_set_without_a_world_is_one_line_before_torch(tmp_path):
+    """`world_part.index` unset for a set that is one part of n (loader world_part): refused before torch,
+    Lightning or the run folder."""
+    argv = ["nliforge-train", "data/train_sets=[mnli_part_train]", "suite=real_effects_e1", "model=tiny"]
+    code = SCRIPT.format(module="train", argv=argv, tops=["lightning", "torch"], heavy=["nliforge.data.datamodule"])
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [], done.stderr[-2000:]
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        "error: world_part.index is not set: set 'mnli_part_train' is one of 5 disjoint parts"), done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and not [p for p in tmp_path.rglob("*") if p.is_file()]   # no run files
+
+
 @pytest.fixture(scope="module")
 def type_cache(tmp_path_factory):
     """One cache folder for the refusals below: only the first of them reads the types by importing."""

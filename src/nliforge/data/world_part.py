@@ -141,3 +141,14 @@ class WorldPartLoader:
 
 
 LOADER = WorldPartLoader()
+
+
+def check_world_parts(sets: Mapping[str, Any] | None, where: str) -> None:
+    """Every world-part set of `sets` (a config's data.train_sets or suite.sets) has a world: checked before a
+    run imports torch, so that an unset `world_part.index` costs one line and no imports."""
+    from omegaconf import DictConfig, OmegaConf
+
+    for name, spec in (sets or {}).items():
+        if isinstance(spec, (Mapping, DictConfig)) and spec.get("loader") == "world_part":
+            node = OmegaConf.to_container(spec, resolve=True) if isinstance(spec, DictConfig) else dict(spec)
+            world_part_of(node, f"{where}.{name}")
