@@ -154,3 +154,15 @@ def slurm_env(tmp_path_factory):
         yield env
     finally:
         lc.stop(scratch)
+
+
+def wanli_openai_config(run_dir: Path, cache: Path, clf: Path, base_url: str, key_env: str, max_per_label: int,
+                        extra=()):
+    """pipeline=wanli against an OpenAI-compatible server (the stand-in), its classifier given, quick retries:
+    the generation tests' shared set-up."""
+    return compose_config("generate", [
+        "generator=openai_completions", f"generator.base_url={base_url}", f"generator.api_key_env={key_env}",
+        "generator.model=stand-in", "generator.runner.progress=false", "generator.runner.concurrency=8",
+        "generator.runner.backoff_base_s=0.01", "generator.runner.requests_per_minute=null",
+        "generator.runner.tokens_per_minute=null",
+        f"pipeline.classifier.run_dir={clf}", f"pipeline.seeds.max_per_label={max_per_label}", *extra], run_dir, cache)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from omegaconf import open_dict
 
-from conftest import compose_config
+from conftest import compose_config, wanli_openai_config
 from nliforge.errors import NLIDataError
 from nliforge.data.jsonl import read_jsonl
 from nliforge.generate import generate
@@ -23,12 +23,7 @@ WANLI_STAGES = ["classifier", "seeds", "exemplars", "prompts", "generate", "pars
 
 
 def gen_config(run_dir: Path, cache: Path, clf: Path, base_url: str, extra=()):
-    return compose_config("generate", [
-        "generator=openai_completions", f"generator.base_url={base_url}", f"generator.api_key_env={KEY_ENV}",
-        "generator.model=stand-in", "generator.runner.progress=false", "generator.runner.concurrency=8",
-        "generator.runner.backoff_base_s=0.01", "generator.runner.requests_per_minute=null",
-        "generator.runner.tokens_per_minute=null",
-        f"pipeline.classifier.run_dir={clf}", "pipeline.seeds.max_per_label=8", *extra], run_dir, cache)
+    return wanli_openai_config(run_dir, cache, clf, base_url, KEY_ENV, 8, extra)
 
 
 @pytest.fixture
