@@ -139,7 +139,7 @@ def test_a_lightning_message_is_printed_once_and_the_tip_not_at_all():
     """Lightning imported after the root logger has a handler (inside nliforge-generate) printed each
     message twice: through its own `lightning` handler and through the root's."""
     out = subprocess.run([sys.executable, "-W", "always", "-c", LIGHTNING_ONCE], env=ENV, text=True,
-                         capture_output=True, timeout=120)
+                         capture_output=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     both = out.stdout + out.stderr
     assert both.count("GPU available: False") == 1, both

@@ -128,3 +128,29 @@ def test_limit_seed_takes_a_seeded_subset_in_order_and_refuses_more_than_there_i
     assert load_set({**spec, "limit_seed": 1}, "data.train_sets.s") != one
     with pytest.raises(NLIDataError, match=r"data\.train_sets\.s\.limit=60 with limit_seed: .* only 50"):
         load_set({**spec, "limit": 60, "limit_seed": 0}, "data.train_sets.s")
+
+
+def test_records_read_from_the_data_folder_are_the_same_bytes_wherever_the_folder_is(tmp_path, monkeypatch):
+    """A record names its file relative to NLIFORGE_DATA_DIR: the same release read from two folders gives
+    the same digest (pinned digests and classifier reuse hold on every machine); an error still names the
+    full path and line."""
+    from nliforge.data.jsonl import records_digest
+
+    digests = []
+    for place in ("a/real", "b/elsewhere/real"):
+        root = tmp_path / place
+        (root / "hans").mkdir(parents=True)
+        tsv = root / "hans" / "rows.tsv"
+        tsv.write_text("sentence1\tsentence2\tgold_label\nA cat.\tAn animal.\tentailment\nA dog.\t\tneutral\n")
+        monkeypatch.setenv("NLIFORGE_DATA_DIR", str(root))
+        spec = {"name": "authors", "format": "tsv", "path": str(tsv), "label_map": {"entailment": "entailment"},
+                "fields": {"premise": "sentence1", "hypothesis": "sentence2", "label": "gold_label"}}
+        with pytest.raises(NLIDataError, match=rf"{tsv}:3: label 'neutral'"):
+            load_file_records(spec, "data.eval_sets.authors")
+        spec["label_map"] = {"entailment": "entailment", "neutral": "neutral"}
+        records = load_file_records(spec, "data.eval_sets.authors")
+        assert records[0].meta["file"] == "hans/rows.tsv"
+        digests.append(records_digest(records))
+    assert digests[0] == digests[1]
+    monkeypatch.setenv("NLIFORGE_DATA_DIR", str(tmp_path / "a"))   # a file outside the folder keeps its path
+    assert load_file_records(spec, "data.eval_sets.authors")[0].meta["file"] == str(tsv)

@@ -73,7 +73,7 @@ def run_child(script, url, cache_path, log: Path, kill_after: int | None) -> boo
                             stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "ready"
     if kill_after is None:
-        assert proc.wait(timeout=120) == 0
+        assert proc.wait(timeout=600) == 0
         return False
     while proc.poll() is None and answered(log) - start < kill_after:
         time.sleep(0.01)

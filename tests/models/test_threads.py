@@ -36,7 +36,7 @@ def _probe(affinity, value, omp=None) -> dict:
     if omp is not None:
         env["OMP_NUM_THREADS"] = omp
     out = subprocess.run([sys.executable, "-c", PROBE, json.dumps([affinity, value])], env=env, text=True,
-                         capture_output=True, check=True, timeout=120)
+                         capture_output=True, check=True, timeout=600)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import csv
 import json
 import logging
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -42,6 +43,18 @@ FORMATS = ("jsonl", "wanli_jsonl", "tsv", "aligned_lines")
 WANLI_FIELDS = {"uid": "id", "premise": "premise", "hypothesis": "hypothesis", "label": "gold"}
 WANLI_META = ["genre", "pairID"]
 _CSV_ESCAPED = re.compile(r'^".*"".*"$', re.DOTALL)
+
+
+def recorded_path(path: Path) -> str:
+    """The file as a record's `meta.file` names it: relative to NLIFORGE_DATA_DIR when it lies there, so that
+    the same release gives byte-identical records (and digests) on every machine; else the path as given."""
+    root = os.environ.get("NLIFORGE_DATA_DIR")
+    if root:
+        try:
+            return path.resolve().relative_to(Path(root).resolve()).as_posix()
+        except ValueError:
+            pass
+    return str(path)
 
 
 def missing_file_error(spec: Mapping[str, Any], where: str, path: Path) -> DatasetNotCachedError:
@@ -87,7 +100,8 @@ def load_file_records(spec: Mapping[str, Any], where: str) -> list[Record]:
     if fmt == "wanli_jsonl":
         defaults = {"fields": WANLI_FIELDS, "label_map": "wanli", "meta_fields": WANLI_META}
     resolved = resolve_source(spec, defaults)
-    records = columns_to_records(spec, where, columns, names, n, resolved, {"file": str(path)}, f"{path} row", lines)
+    records = columns_to_records(spec, where, columns, names, n, resolved, {"file": recorded_path(path)},
+                                 f"{path} row", lines, shown_path=str(path))
     log.info("%s: read %s as %s%s: %d rows", where, path, fmt,
              f" (quoting: {spec.get('quoting', 'none')})" if fmt == "tsv" else "", len(records))
     return records

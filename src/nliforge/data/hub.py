@@ -124,7 +124,8 @@ def resolve_source(spec: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict
 
 def columns_to_records(spec: Mapping[str, Any], where: str, columns: Mapping[str, Sequence[Any]],
                        column_names: Sequence[str], n: int, resolved: Mapping[str, Any],
-                       meta: Mapping[str, Any], row_name: str, row_lines: Sequence[int] | None = None) -> list[Record]:
+                       meta: Mapping[str, Any], row_name: str, row_lines: Sequence[int] | None = None,
+                       shown_path: str | None = None) -> list[Record]:
     """Map n rows of named columns into Records by the set's fields, label map and parse rule.
 
     Every row is checked as a JSONL record is (data/checks.py): a missing, null or over-long premise or
@@ -135,7 +136,7 @@ def columns_to_records(spec: Mapping[str, Any], where: str, columns: Mapping[str
     if parse and parse.get("column") not in column_names:
         needed.append(f"parse.column={parse.get('column')}")
     if needed:
-        raise NLIDataError(f"{where}.fields: columns {needed} not in {meta.get('hub') or meta.get('file')} "
+        raise NLIDataError(f"{where}.fields: columns {needed} not in {meta.get('hub') or shown_path or meta.get('file')} "
                            f"(has {list(column_names)})")
     if label_map is None:
         raise NLIDataError(f"{where}.label_map: no label map given and the source has none; "
@@ -154,7 +155,7 @@ def columns_to_records(spec: Mapping[str, Any], where: str, columns: Mapping[str
     limit_chars, empty, no_gold = max_field_chars(spec), [], []
     records = []
     for i in progress_bar(range(n), desc=f"load {spec['name']}", disable=n < 50_000, mininterval=2):
-        at = f"{meta.get('file')}:{row_lines[i]}" if row_lines is not None else f"{where} ({row_name} {i})"
+        at = f"{shown_path or meta.get('file')}:{row_lines[i]}" if row_lines is not None else f"{where} ({row_name} {i})"
         raw = cols["label"][i]
         if isinstance(raw, (list, tuple)):  # BIG-bench `targets`: the first target is the gold one
             raw = raw[0] if raw else None
