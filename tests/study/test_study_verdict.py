@@ -8,6 +8,8 @@ import json
 import math
 
 import pytest
+
+from nliforge.errors import NLIDataError
 from study_files import write_run, write_study
 
 from nliforge.evaluation.worlds import Estimate
@@ -108,6 +110,10 @@ def test_holm_per_family_and_across_attempts(hand, tmp_path):
     fresh = [_result(c1, 0.01), _result(c2, 0.04)]
     apply_holm(study, second, fresh)          # fresh evaluation data: attempt 1 does not count
     assert [r.holm_m for r in fresh] == [2, 2]
+    (earlier / "claims.csv").unlink()        # an earlier attempt not judged yet cannot drop out of Holm silently
+    with pytest.raises(NLIDataError, match=r"attempt-1: no claims.csv; .* judge it first .*attempt=1"):
+        apply_holm(study.__class__(**{**study.__dict__, "evaluation_data": "corrected_across_attempts"}), second,
+                   [_result(c1, 0.01), _result(c2, 0.04)])
 
 
 def test_the_verdict_files_hold_claims_only_and_warn_on_environments(hand):

@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nliforge.errors import NLIDataError
 from nliforge.evaluation.verdict import verdict
 from nliforge.evaluation.worlds import SIDES, Estimate, holm, one_sided_p, t_interval
 from nliforge.study.gates import GateState, cell_value, fmt, is_done, run_dir
@@ -56,11 +57,13 @@ def earlier_p_values(attempt: Path, family: str) -> dict[tuple, float]:
     """(attempt, claim id) -> one-sided p of the family's tested claims in every earlier attempt's claims.csv."""
     out = {}
     for earlier in sorted(attempt.parent.glob("attempt-*")):
-        if earlier == attempt or not (earlier / "claims.csv").is_file():
-            continue
         n = int(earlier.name.removeprefix("attempt-"))
         if n >= int(attempt.name.removeprefix("attempt-")):
             continue
+        if not (earlier / "claims.csv").is_file():   # its tests would silently drop out of Holm
+            raise NLIDataError(f"{earlier}: no claims.csv; with evaluation_data: corrected_across_attempts every "
+                               f"earlier attempt's tests join Holm: judge it first (`nliforge-study verdict "
+                               f"<study> attempt={n}`, after finishing its runs with `run … attempt={n}`)")
         with (earlier / "claims.csv").open(newline="") as fh:
             for r in csv.DictReader(fh):
                 if r["family"] == family and r["p_one_sided"] not in ("", "nan"):
