@@ -8,10 +8,9 @@ import json
 import math
 
 import pytest
-
-from nliforge.errors import NLIDataError
 from study_files import write_run, write_study
 
+from nliforge.errors import NLIDataError
 from nliforge.evaluation.worlds import Estimate
 from nliforge.study.claims import ClaimResult, apply_holm, judge
 from nliforge.study.gates import evaluate_gates, run_dir
