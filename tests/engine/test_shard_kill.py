@@ -4,44 +4,21 @@ flight at the kill are sent again) and rerun; merged, it gives the unsharded run
 
 from __future__ import annotations
 
-import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from conftest import compose_config
+from test_generate_resume import KEY_ENV, overrides, start
+from test_generate_resume import served as log_rows
 from nliforge.generate import generate
 from nliforge.generation.stand_in.server import LocalOpenAIServer
 from nliforge.pipelines.wanli.stand_in import wanli_responder
 
 pytestmark = pytest.mark.slow
-KEY_ENV = "NLIFORGE_TEST_API_KEY"
-ROOT = Path(__file__).resolve().parents[2]
-CONCURRENCY = 4
-
-
-def overrides(clf: Path, url: str, cache: Path) -> list[str]:
-    return ["generator=openai_completions", f"generator.base_url={url}", f"generator.api_key_env={KEY_ENV}",
-            "generator.model=stand-in", "generator.runner.progress=false",
-            f"generator.runner.concurrency={CONCURRENCY}", "generator.runner.requests_per_minute=null",
-            "generator.runner.tokens_per_minute=null", "pipeline.generate.per_request=1",
-            f"pipeline.classifier.run_dir={clf}", "pipeline.seeds.max_per_label=8", f"paths.cache_dir={cache}"]
-
-
-def log_rows(log: Path) -> list[dict]:
-    return [json.loads(x) for x in log.read_text().splitlines() if x.strip()] if log.exists() else []
-
-
-def start(args: list[str], run_dir: Path) -> subprocess.Popen:
-    env = {**os.environ, KEY_ENV: "test-key", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    return subprocess.Popen([sys.executable, "-m", "nliforge.generate", *args, f"hydra.run.dir={run_dir}"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+CONCURRENCY = 4   # the WANLI set-up's (test_generate_resume.overrides)
 
 
 @pytest.mark.timeout(900)
