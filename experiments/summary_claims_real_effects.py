@@ -1,6 +1,7 @@
 """The real_effects claims of `experiments/summary.csv` (experiments/real_effects/README.md): known effects on
-real text with the world as the unit: HANS augmentation (E1, three attempts), data-map thirds (E4, both
-attempts), human counterfactuals as a dose (E2) and DISCO with SmolLM2 (E3)."""
+real text with the world as the unit: data-map thirds (E4, both attempts), human counterfactuals as a dose (E2)
+and DISCO with SmolLM2 (E3). HANS augmentation (E1) is the study experiments/hans_augmentation: its rows come
+from that study's claims.csv files (`summary.study_rows`), not from here."""
 
 from __future__ import annotations
 
@@ -8,27 +9,6 @@ from experiments.summary_claim import Claim
 from experiments.summary_real import RealWorlds
 
 RE = ("real_effects/results.csv",)
-HANS_WORLDS = "Real MNLI + HANS, disjoint parts of MNLI dev with disjoint HANS slices as worlds"
-HANS7 = "augmentation raises HANS non-entailment (HANS §7; its numbers not in the seeds); MNLI-trained BERT-base 54.4 on HANS (Z-Aug Table 4)"
-E1_DIAG = ("1 epoch: every arm puts nearly all HANS pairs on one side (entailment share per world 0-100%), so the "
-           "non-entailment difference swings by up to ±90 with a prior; balanced accuracy moves ≤ 1.2 points and every "
-           "arm stays at chance on HANS; in world 1 the HANS-like training pairs were never learned (chance in "
-           "training), at 3 epochs non-entailment +30 to +38 points (one world; the 3-epoch attempt is a second "
-           "claim): experiments/real_effects/README.md")
-E1_3EP_DIAG = ("second attempt at 3 epochs, stated before its runs in worlds 2-5 (world 1's two arms ran before): "
-               "gate G2 (the plus arm fits its HANS-like pairs) not passed in 4 worlds (+6.2 [−0.8, +13.1] points above "
-               "chance), so by the criterion E1 at 3 epochs is not tested; the non-entailment cells swing with each "
-               "model's prior for HANS-looking pairs (entailment share plus_3ep 45, 98, 33, 0.3%); balanced accuracy "
-               "up in every world, +3.1 to +6.9 points, intervals include 0; world 5 not reached "
-               "(experiments/real_effects/README.md)")
-E1_6EP_DIAG = ("third attempt at 6 epochs, stated before its runs after training-only probes on world 1 (lr 1e-4 and "
-               "2e-4 did not fit, 6 epochs did): gate 6ep:G2 passed in every world (plus_6ep fits 74-83% of its "
-               "HANS-like pairs); the entailment cell does not fall for subsequence (+0.1) or constituent (+16.0), "
-               "balanced accuracy rises in every world, HANS +18.6 [+12.6, +24.6]; lexical overlap gains come with "
-               "entailment losses in two worlds; MNLI test −3.2 [−6.1, −0.2] (experiments/real_effects/README.md)")
-E1_6EP_B_DIAG = ("gate 6ep:G2d not passed (diamond_6ep fits 60.2% of its HANS-like pairs in world 2, under 65), so not "
-                 "tested by the committed rule; balanced accuracy +2.8 / +15.4 / +21.0, intervals above 0; MNLI test "
-                 "−7.9 (half the MNLI pairs) (experiments/real_effects/README.md)")
 E4_3EP_DIAG = ("gate G4 not passed, so not tested by the committed rule: the random third's model stays at its prior "
                "(+0.6 [−1.2, +2.4] over the largest class; one class for 68-90% of test pairs; in-training accuracy "
                "49-63% at epoch 3) while the ambiguous and easy thirds, chosen by the map of the same model, fit "
@@ -47,36 +27,7 @@ E3_DIAG = ("all 5 worlds, gates G3 passed (disco +6.5 [+0.6, +12.5] over the ori
            "46.1%); N_k 219 / 219 / 214 / 213 / 242 kept of ~5,700 generations per world (heuristics keep 36-38%, the "
            "teacher 10-12% of those), most of them ungrammatical splices, target labels skewed to entailment "
            "(experiments/real_effects/README.md)")
-HEURISTICS = (("lo", "lexical overlap"), ("sub", "subsequence"), ("con", "constituent"))
-E1_ARM_TEXT = {"E1a": "MNLI + 500 HANS-like pairs − MNLI", "E1b": "MNLI ◇ HANS-like (same size) − MNLI"}
-E1_EPOCHS = {"": "", "3ep:": ", 3 epochs", "6ep:": ", 6 epochs"}
-
-
-def e1_family(fam: str, attempt: str, diagnosis: str, kind: str = "tested") -> list[Claim]:
-    """E1's three claims of one family (E1a: the plus arm, E1b: the diamond arm), one per HANS heuristic, in one
-    attempt ("" at 1 epoch, "3ep:", "6ep:"), stated together for Holm's correction."""
-    return [Claim(f"{HANS_WORLDS}{E1_EPOCHS[attempt]}: {E1_ARM_TEXT[fam]}, HANS non-entailment accuracy, {name} "
-                  f"({attempt}{fam}; points)", "McCoy et al. 2019 §7", HANS7,
-                  RealWorlds(f"{attempt}{fam}-{h}", RE, "world"), kind=kind, family=f"{attempt}{fam}",
-                  diagnosis=diagnosis)
-            for h, name in HEURISTICS]
-
-
 REAL_EFFECTS = [   # known effects on real text, the world as the unit (experiments/real_effects/README.md)
-    *e1_family("E1a", "", E1_DIAG),
-    *e1_family("E1b", "", E1_DIAG),
-    Claim(f"{HANS_WORLDS}, 3 epochs: plus_3ep's last-epoch in-training accuracy on its 500 HANS-like pairs − 50 "
-          "(gate G2 of E1's second attempt; points)", "McCoy et al. 2019 §7",
-          "the augmentation pairs are fitted (the paper fine-tunes BERT on them)", RealWorlds("3ep:G2", RE, "world"),
-          diagnosis=E1_3EP_DIAG),
-    *e1_family("E1a", "3ep:", E1_3EP_DIAG),
-    *e1_family("E1b", "3ep:", E1_3EP_DIAG),
-    Claim(f"{HANS_WORLDS}, 6 epochs: plus_6ep's last-epoch in-training accuracy on its 500 HANS-like pairs − 65 "
-          "(gate 6ep:G2 of E1's third attempt, every world ≥ 0; points)", "McCoy et al. 2019 §7",
-          "the augmentation pairs are fitted (the paper fine-tunes BERT on them)", RealWorlds("6ep:G2", RE, "world"),
-          diagnosis=E1_6EP_DIAG),
-    *e1_family("E1a", "6ep:", E1_6EP_DIAG),
-    *e1_family("E1b", "6ep:", E1_6EP_B_DIAG, kind="descriptive"),
     Claim("Real MNLI: most ambiguous third − random / easiest third, out-of-distribution mean (E4a, E4b)",
           "Swayamdipta et al. 2020", "ambiguous data generalises better out of distribution", None, kind="not run",
           files=("real_effects/README.md",), diagnosis="started 2026-11-27: 4 of 15 runs (worlds 1 and 3, ambiguous and random thirds), no "

@@ -58,8 +58,6 @@ RULES: tuple[tuple[str, str, str], ...] = (
 )
 # real-text criteria whose baseline is base + N pairs of the corpus (a floor); the others compare no arms
 REAL_FLOOR_CRITERIA = {"R1a", "R1b", "R4a", "R5-R4a"}
-# real-text criteria whose baseline is the base set itself (real_effects E1: MNLI + or ◇ HANS-like − MNLI)
-REAL_D0_CRITERIA = {f"E1{x}-{h}" for x in "ab" for h in ("lo", "sub", "con")}
 D0_ROWS = {"D0", "D0 = D^b", "floor: D0 (plain training)"}
 
 
@@ -71,8 +69,6 @@ def comparison(source) -> str:
     minus = getattr(source, "minus", None)
     if minus is not None:   # summary_sources.Paired: row − minus
         return "d0" if minus in D0_ROWS else "floor" if "floor" in minus else "d0"
-    if getattr(source, "criterion", None) in REAL_D0_CRITERIA:
-        return "d0"
     return "floor" if getattr(source, "criterion", None) in REAL_FLOOR_CRITERIA else "none"
 
 

@@ -1,7 +1,7 @@
 """experiments/real_effects analysis (criteria in README.md): per world one value per criterion, over worlds
 the mean, its 95% t interval, the one-sided p and Holm's correction over each declared family
 (nliforge.evaluation.worlds); -> results.csv (criterion, world, value: the per-world values summary.py reads)
-and results.md (the tables, the HANS cells and subcases per arm, wall times).
+and results.md (the tables, the levels per arm, E3's yields and samples, wall times).
 
     python -m experiments.real_effects.analysis <scratch folder> <output folder>
 """
@@ -16,27 +16,24 @@ import pandas as pd
 
 from nliforge.evaluation.worlds import holm, one_sided_p, t_interval
 
-from experiments.real_effects import analysis_e1, analysis_e2, analysis_e3  # E1's, E2's and E3's values, every attempt
-from experiments.real_effects.analysis_e1 import e1_rows, e1_sections, diagnosis
-from experiments.real_effects.analysis_record import finished, kept_text, level_table, merge, metrics, walls  # the record
-from experiments.real_effects.plot_e1 import plot_attempts
+from experiments.real_effects import analysis_e2, analysis_e3  # E2's and E3's values
+from experiments.real_effects.analysis_record import finished, level_table, merge, metrics, walls  # the record
 from experiments.real_text.common import load_named
 
 WORLDS = (1, 2, 3, 4, 5)
 E4_ARMS = ("ambiguous", "random", "easy")
 STRESS = ("stress_negation", "stress_word_overlap", "stress_length_mismatch")
 CF = ("snli_cad_cf_premise_test", "snli_cad_cf_hypothesis_test")
-FAMILIES = {**analysis_e1.FAMILIES, "E4": ["E4a", "E4b"], "3ep:E4": ["3ep:E4a", "3ep:E4b"], **analysis_e2.FAMILIES,
+FAMILIES = {"E4": ["E4a", "E4b"], "3ep:E4": ["3ep:E4a", "3ep:E4b"], **analysis_e2.FAMILIES,
             **analysis_e3.FAMILIES}
-GATES = (*analysis_e1.GATES, *(f"3ep:G4-{a}" for a in E4_ARMS), *analysis_e2.GATES, *analysis_e3.GATES)
-EVERY_WORLD = (*analysis_e1.EVERY_WORLD, *analysis_e3.EVERY_WORLD)   # gates read per world (every world ≥ 0)
+GATES = (*(f"3ep:G4-{a}" for a in E4_ARMS), *analysis_e2.GATES, *analysis_e3.GATES)
+EVERY_WORLD = analysis_e3.EVERY_WORLD   # gates read per world (every world ≥ 0)
 # a claim whose gates (every one: interval above 0, or every world ≥ 0 for EVERY_WORLD) must pass before it is
 # read (README: G4, G2, G3); WHY: what a failed gate means, where it is not "an arm did not learn"
-GATED = {**analysis_e1.GATED, "3ep:E4": [f"3ep:G4-{a}" for a in E4_ARMS], "E2-": list(analysis_e2.GATES),
+GATED = {"3ep:E4": [f"3ep:G4-{a}" for a in E4_ARMS], "E2-": list(analysis_e2.GATES),
          "E3a": list(analysis_e3.GATES)}
-WHY = {**analysis_e1.WHY, **{g: "too few pairs" for g in analysis_e3.EVERY_WORLD}}
+WHY = {g: "too few pairs" for g in analysis_e3.EVERY_WORLD}
 DESCRIPTION = {
-    **analysis_e1.DESCRIPTION,
     "E4a": "ambiguous − random third, out-of-distribution mean of 6 sets (points)",
     "E4b": "ambiguous − easy third, out-of-distribution mean of 6 sets (points)",
     **{f"3ep:G4-{a}": f"gate: the {a} third's (3 epochs) MNLI test accuracy − its largest class (points)" for a in E4_ARMS},
@@ -111,8 +108,8 @@ def gate_passed(s: pd.DataFrame, g: str) -> bool:
 
 
 def gate_failed(s: pd.DataFrame, crit: str) -> str:
-    """Why `crit` is not read (one of its gates not passed: "too few pairs: gate G3-N", "augmentation not
-    learned: gate 6ep:G2", "an arm did not learn: gate G2"), else ''."""
+    """Why `crit` is not read (one of its gates not passed: "too few pairs: gate G3-N", "an arm did not learn:
+    gate G2"), else ''."""
     for prefix, gates in GATED.items():
         failed = [g for g in gates if not gate_passed(s, g)] if crit.startswith(prefix) else []
         if failed:
@@ -142,10 +139,8 @@ def claims_table(s: pd.DataFrame) -> list[str]:
 
 
 def main(scratch: Path, out: Path) -> None:
-    (r1, l1), (r3, l3) = e1_rows(scratch), e1_rows(scratch, "diag", "_3ep", "3ep:")
-    r6e, l6e = e1_rows(scratch, "e1_6ep", "_6ep", "6ep:")
     (r4, l4), (r5, l5) = e4_rows(scratch), e4_rows(scratch, "e4_3ep", "3ep:")
-    new, l1, l4 = r1 + r3 + r6e + r4 + r5, l1 + l3 + l6e, l4 + l5
+    new, l4 = r4 + r5, l4 + l5
     labels = [r.label for r in load_named("snli_cad_original_test")]
     r6, l6 = analysis_e2.e2_rows(scratch, labels, WORLDS)
     r7, l7, y7 = analysis_e3.e3_rows(scratch, labels, WORLDS)
@@ -154,23 +149,15 @@ def main(scratch: Path, out: Path) -> None:
     s = summarise(rows.to_dict("records"))
     md = ["# experiments/real_effects: results (analysis.py)", "",
           "Per world one training seed; over worlds the mean, [95% t interval, n − 1 df], the one-sided p (stated "
-          "direction: > 0) and Holm's p over the declared family (E1a, E1b and their 3ep:/6ep: attempts, E4, 3ep:E4, E2, E3a). Points. "
+          "direction: > 0) and Holm's p over the declared family (E4, 3ep:E4, E2, E3a). Points. "
           f"Rows: {len(rows) - n_kept} computed from the run folders of this analysis, {n_kept} kept from the "
           "committed results.csv (runs of an earlier machine; analysis_record.py).", ""]
     md += claims_table(s)
-    later = rows[rows.criterion.str.match(r"3ep:(E1|G1|G2)") & (rows.world != 1)]
-    if len(later):
-        md += ["", "## E1 at 3 epochs over worlds 2-5 alone (world 1's numbers were known before its criteria)", ""]
-        md += claims_table(summarise(later.to_dict("records")))
     levels = {}
-    for name, new_lv in (("e1", l1), ("e4", l4), ("e2", l6), ("e3", l7)):
+    for name, new_lv in (("e4", l4), ("e2", l6), ("e3", l7)):
         levels[name] = merge(new_lv, out / f"results_{name}_levels.csv", ["world", "arm"])[0]
         if len(levels[name]):
             levels[name].round(4).to_csv(out / f"results_{name}_levels.csv", index=False)
-    if len(levels["e1"]):
-        md += e1_sections(levels["e1"])
-    if plot_attempts(rows, out / "e1_attempts.png"):
-        md += ["", "E1's three attempts, plus − mnli per world: `e1_attempts.png`."]
     if len(levels["e4"]):
         cols = ["ood_mean", "hans", "mnli_test", *STRESS, *CF, *(f"{c}:acc_cf" for c in CF)]
         md += level_table("E4", levels["e4"], cols, levels["e4"].arm.unique())
@@ -180,7 +167,6 @@ def main(scratch: Path, out: Path) -> None:
     if len(yields):
         yields.to_csv(out / "results_e3_yields.csv", index=False)
     md += analysis_e3.sections(scratch, out, rows[rows.criterion.str.startswith("E3")], levels["e3"], yields)
-    md += kept_text(diagnosis(scratch), out / "results_e1_diagnosis.md")
     wt = merge(walls(scratch), out / "results_walls.csv", ["run"])[0].sort_values("run")
     wt.to_csv(out / "results_walls.csv", index=False)
     md += ["", "## Wall times (s, one thread)", "", "| run | wall s | ended (UTC) |", "|---|---|---|"]

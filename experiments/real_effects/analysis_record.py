@@ -27,10 +27,15 @@ def merge(new: list[dict], recorded: Path, key: list[str]) -> tuple[pd.DataFrame
     return pd.concat([kept, fresh], ignore_index=True)[cols], len(kept)
 
 
+# the run folders of run.sh's steps (E4's map runs are diag/w<k>/mnli_3ep); a scratch folder of before E1 became
+# the study hans_augmentation also holds E1's runs (e1/, e1_6ep/, diag/w<k>/plus_3ep, diamond_3ep): not read
+RUNS = ("e2/w*/*.done", "e3/*.done", "e3/w*/*.done", "e4/w*/*.done", "e4_3ep/w*/*.done", "diag/w*/mnli_3ep.done")
+
+
 def walls(scratch: Path) -> list[dict]:
-    """The wall time of every finished run in `scratch` (its <folder>.done)."""
+    """The wall time of every finished run of RUNS in `scratch` (its <folder>.done)."""
     rows = []
-    for done in sorted([*scratch.glob("e*/w*/*.done"), *scratch.glob("e*/*.done"), *scratch.glob("diag/w*/*.done")]):
+    for done in sorted(p for pattern in RUNS for p in scratch.glob(pattern)):
         f = dict(kv.split("=", 1) for kv in done.read_text().split())
         name = done.relative_to(scratch).with_suffix("").as_posix()
         rows.append({"run": name, "wall_s": int(f["wall"]), "end": f.get("end", "")})

@@ -1,27 +1,28 @@
 #!/usr/bin/env bash
-# experiments/real_effects (criteria in README.md): E1 (HANS augmentation) and E4 (data-map thirds) on 5 worlds,
-# one run folder per world x arm, resumable: a finished run (its <folder>.done) is kept, so a re-run skips it.
-#   NLIFORGE_DATA_DIR=/path/to/real NLIFORGE_EXP=/work/runs/real_effects nohup bash experiments/real_effects/run.sh e1 e4 &
-# Steps: the worlds (worlds.py, registered in the user data home); e1: per world the arms mnli, plus, diamond;
-# e4: per world the data map of diag's mnli_3ep run (the E1 mnli set, 3 epochs), its thirds (e4_sets.py), then
-# the arms ambiguous, random, easy; e4_3ep: the same thirds trained 3 epochs (E4's second attempt); diag: E1's arms
-# at 3 epochs (mnli_3ep, plus_3ep, diamond_3ep); e2: human revisions as a dose against as many MNLI pairs (e2_sets.py,
-# 7 arms per world, 3 epochs; E2_ARMS picks some of them); e3_teacher (once, before e3): DISCO's teacher; e3: per
-# world the DISCO run with SmolLM2 on E2's originals (resumed where it stopped), e3_sets.py, the arms disco,
-# human_at, mnli_at (3 epochs); e1_6ep: E1's arms at 6 epochs (E1_ARMS picks some of them). WORLDS (1 2 3 4 5), THREADS (1). Wall time per run in
-# <folder>.done. Two processes may share the work only with disjoint WORLDS (or disjoint E2_ARMS / E1_ARMS of one world).
+# experiments/real_effects (criteria in README.md): E4 (data-map thirds), E2 (human counterfactuals as a dose) and
+# E3 (DISCO with SmolLM2) on 5 worlds, one run folder per world x arm, resumable: a finished run (its <folder>.done)
+# is kept, so a re-run skips it. E1 (HANS augmentation) is the study experiments/hans_augmentation, not a step here.
+#   NLIFORGE_DATA_DIR=/path/to/real NLIFORGE_EXP=/work/runs/real_effects nohup bash experiments/real_effects/run.sh e4_3ep &
+# Steps: the worlds (worlds.py, registered in the user data home); e4: per world the data map (the world's mnli set
+# trained 3 epochs, folder diag/w<k>/mnli_3ep), its thirds (e4_sets.py), then the arms ambiguous, random, easy;
+# e4_3ep: the same thirds trained 3 epochs (E4's second attempt); e2: human revisions as a dose against as many MNLI
+# pairs (e2_sets.py, 7 arms per world, 3 epochs; E2_ARMS picks some of them); e3_teacher (once, before e3): DISCO's
+# teacher; e3: per world the DISCO run with SmolLM2 on E2's originals (resumed where it stopped), e3_sets.py, the
+# arms disco, human_at, mnli_at (3 epochs). WORLDS (1 2 3 4 5), THREADS (1). Wall time per run in <folder>.done.
+# Two processes may share the work only with disjoint WORLDS (or disjoint E2_ARMS of one world).
 set -euo pipefail
+[ $# -gt 0 ] || { echo "$0: name the steps: e4, e4_3ep, e2, e3_teacher or e3" >&2; exit 2; }
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../common.sh"
 : "${NLIFORGE_DATA_DIR:?set NLIFORGE_DATA_DIR to the folder of the real data files (nliforge-data check)}"
 export NLIFORGE_DATA_DIR OMP_NUM_THREADS="${THREADS:-1}" MKL_NUM_THREADS="${THREADS:-1}"
 FRESH=0 scratch real_effects
 WORLDS="${WORLDS:-1 2 3 4 5}"
-STEPS=("${@:-e1}")
+STEPS=("$@")
 # the settings of every run (README.md "Settings")
 SETTINGS=(experiment=real_text_datamap model.max_epochs=1 model.batch_size=8 num_threads="${THREADS:-1}" seed=1)
 
-# one E? run: FOLDER TRAIN_SET SUITE [OVERRIDES...]; skipped when FOLDER.done exists (written after it finished)
+# one run: FOLDER TRAIN_SET SUITE [OVERRIDES...]; skipped when FOLDER.done exists (written after it finished)
 one() {
     local name=$1 dir="$R/$1" set=$2 suite=$3 t0=$SECONDS; shift 3
     if [ -f "$dir.done" ]; then stamp "$name: done before, kept"; return; fi
@@ -62,10 +63,8 @@ python -m experiments.real_effects.worlds "$R"
 for step in "${STEPS[@]}"; do
     for w in $WORLDS; do
         case "$step" in
-            e1) for arm in mnli plus diamond; do
-                    one "e1/w$w/$arm" "exp_real_effects_w${w}_$arm" "exp_real_effects_w$w"
-                done ;;
-            e4) # the map: the world's mnli set trained 3 epochs = diag's mnli_3ep (README, E4's map amendment)
+            e4) # the map: the world's mnli set trained 3 epochs (README, E4's map amendment); its folder keeps the
+                # name diag/ it had when E1's second attempt ran the same set at 3 epochs, so finished maps are kept
                 one "diag/w$w/mnli_3ep" "exp_real_effects_w${w}_mnli" "exp_real_effects_w$w" model.max_epochs=3
                 python -m experiments.real_effects.e4_sets "$R" "$w"
                 for arm in ambiguous random easy; do
@@ -89,13 +88,7 @@ for step in "${STEPS[@]}"; do
                 for arm in disco human_at mnli_at; do
                     one "e3/w$w/$arm" "exp_real_effects_w${w}_e3_$arm" exp_real_effects_e2 model.max_epochs=3
                 done ;;
-            e1_6ep) for arm in ${E1_ARMS:-plus mnli diamond}; do   # E1's third attempt (README): the same sets, 6 epochs
-                      one "e1_6ep/w$w/${arm}_6ep" "exp_real_effects_w${w}_$arm" "exp_real_effects_w$w" model.max_epochs=6
-                  done ;;
-            diag) for arm in plus mnli diamond; do   # E1 at 3 epochs (README): the same sets, 3 epochs
-                      one "diag/w$w/${arm}_3ep" "exp_real_effects_w${w}_$arm" "exp_real_effects_w$w" model.max_epochs=3
-                  done ;;
-            *) echo "$0: unknown step '$step'; expected e1, e1_6ep, e4, e4_3ep, e2, e3_teacher, e3 or diag" >&2; exit 2 ;;
+            *) echo "$0: unknown step '$step'; expected e4, e4_3ep, e2, e3_teacher or e3 (E1: experiments/hans_augmentation)" >&2; exit 2 ;;
         esac
     done
 done

@@ -289,3 +289,18 @@ def test_a_studys_claims_become_summary_rows_as_its_verdict_wrote_them(tmp_path)
     assert rows[1]["claim"] == "toy, attempt 2: b − a, test/acc (c1; points)"
     assert (rows[1]["estimate"], rows[1]["low"], rows[1]["verdict"]) == ("6.0000", "2.1", "reproduced")
     assert rows[0]["file"] == "toy/attempt-1/claims.csv"
+
+
+def test_e1_rows_come_only_from_the_hans_augmentation_study():
+    """E1 (HANS augmentation) is the study experiments/hans_augmentation: every summary row of it is that study's
+    (one per claim of each judged attempt, 6 claims each), none is a hand-written claim of real_effects, and no
+    E1 fit gate (3ep:G2, 6ep:G2) is a row. real_effects keeps E4 (4 rows), E2 (3) and E3 (1)."""
+    rows = summary.read_rows(summary.CSV.read_text())
+    e1 = [r for r in rows if re.search(r"\((3ep:|6ep:)?E1[ab]", r["claim"]) or "HANS-like" in r["claim"]]
+    judged = sorted(EXP.glob("hans_augmentation/attempt-*/claims.csv"))
+    assert judged and len(e1) == 6 * len(judged)
+    assert all(r["file"].startswith("hans_augmentation/attempt-") and r["provenance"].startswith("study; ")
+               for r in e1)
+    assert not any(re.search(r"\b(3ep|6ep):G2", r["claim"]) for r in rows)
+    assert not any("HANS" in c.claim for c in CLAIMS)
+    assert sum(r["file"].startswith("real_effects/") for r in rows) == 8

@@ -101,16 +101,31 @@ def test_a_per_world_gate_stops_e3a_when_one_world_falls_short():
 
 def test_merge_keeps_the_record_and_replaces_what_is_computed_here(tmp_path):
     recorded = tmp_path / "results.csv"
-    pd.DataFrame({"criterion": ["E1a", "E1a", "E2-333"], "world": [1, 2, 1], "value": [1.0, 2.0, 5.0]}).to_csv(
+    pd.DataFrame({"criterion": ["E4a", "E4a", "E2-333"], "world": [1, 2, 1], "value": [1.0, 2.0, 5.0]}).to_csv(
         recorded, index=False)
     new = [{"criterion": "E2-333", "world": 1, "value": 6.0}, {"criterion": "E2-333", "world": 2, "value": 7.0}]
     merged, n_kept = merge(new, recorded, ["criterion", "world"])
     got = {(r.criterion, r.world): r.value for r in merged.itertuples()}
-    assert n_kept == 2 and got == {("E1a", 1): 1.0, ("E1a", 2): 2.0, ("E2-333", 1): 6.0, ("E2-333", 2): 7.0}
+    assert n_kept == 2 and got == {("E4a", 1): 1.0, ("E4a", 2): 2.0, ("E2-333", 1): 6.0, ("E2-333", 2): 7.0}
     same, n = merge([], recorded, ["criterion", "world"])
     assert n == 3 and same.equals(pd.read_csv(recorded))
     fresh, n = merge(new, tmp_path / "absent.csv", ["criterion", "world"])
     assert n == 0 and len(fresh) == 2
+
+
+def test_walls_read_the_runs_of_this_folders_steps_only(tmp_path):
+    """A scratch folder of before E1 became the study hans_augmentation also holds E1's runs: their wall times
+    are not this folder's record; E4's map runs (diag/w<k>/mnli_3ep) are."""
+    from experiments.real_effects.analysis_record import walls
+
+    for name in ("e1/w1/mnli", "e1_6ep/w2/plus_6ep", "diag/w1/plus_3ep", "diag/w1/mnli_3ep", "e2/w1/base",
+                 "e3/teacher", "e3/w1/generate", "e4/w1/easy", "e4_3ep/w3/random"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f"{name}.done").write_text("rc=0 wall=7 end=2026-11-28T00:00:00Z\n")
+    got = walls(tmp_path)
+    assert [r["run"] for r in got] == ["diag/w1/mnli_3ep", "e2/w1/base", "e3/teacher", "e3/w1/generate",
+                                       "e4/w1/easy", "e4_3ep/w3/random"]
+    assert {(r["wall_s"], r["end"]) for r in got} == {(7, "2026-11-28T00:00:00Z")}
 
 
 def test_kept_text_writes_what_is_computed_and_reads_it_back_otherwise(tmp_path):
