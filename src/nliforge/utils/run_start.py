@@ -61,6 +61,13 @@ def accept_run_log() -> None:
             handler.accept()
 
 
+def accept_run(out: Path, task_cfg: DictConfig) -> None:
+    """Every check passed: write Hydra's record of this job into `out` and let the held log write (an entry
+    point with one writing process; nliforge-train also asks for DDP's rank zero)."""
+    write_hydra_record(out, task_cfg)
+    accept_run_log()
+
+
 def write_hydra_record(out: Path, task_cfg: DictConfig) -> None:
     """Hydra's record of this job (`.hydra/config.yaml`, `hydra.yaml`, `overrides.yaml`), as Hydra writes it,
     into `out` when `out` is this Hydra job's folder; nothing outside a Hydra app."""
