@@ -3,9 +3,9 @@ held back until the run is accepted.
 
 Hydra's run job makes the output folder, opens the job's log file there (`train.log`, `generate.log`,
 `evaluate.log`) and writes its record (`.hydra/config.yaml`, `hydra.yaml`, `overrides.yaml`) before the
-task function runs, so a run refused by its own checks still rewrote the folder it was pointed at: a refused `seed=1` rerun left a
-seed-0 folder whose `.hydra` said seed 1, and a second run rewrote the running one's record. An entry
-point that uses this module (nliforge-train, nliforge-generate, nliforge-evaluate) instead:
+task function runs, so a run refused by its own checks still rewrote the folder it was pointed at: a
+refused `seed=1` rerun left a seed-0 folder whose `.hydra` said seed 1, and a second run rewrote the
+running one's record. An entry point that uses this module (nliforge-train, nliforge-generate, nliforge-evaluate) instead:
 
 * sets `hydra.output_subdir: null` and writes the same record itself with `write_hydra_record`, once
   every check has passed (nliforge-train: and it holds the folder's lock);
