@@ -166,3 +166,37 @@ def wanli_openai_config(run_dir: Path, cache: Path, clf: Path, base_url: str, ke
         "generator.runner.backoff_base_s=0.01", "generator.runner.requests_per_minute=null",
         "generator.runner.tokens_per_minute=null",
         f"pipeline.classifier.run_dir={clf}", f"pipeline.seeds.max_per_label={max_per_label}", *extra], run_dir, cache)
+
+
+def file_tree(folder: Path) -> dict[str, tuple]:
+    """Every file and folder under `folder`: its bytes' sha256, size and modification time (a rewrite with
+    the same bytes shows too)."""
+    import hashlib
+
+    return {str(p.relative_to(folder)): (hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir",
+                                          p.stat().st_size if p.is_file() else 0, p.stat().st_mtime_ns)
+            for p in sorted(folder.rglob("*"))}
+
+
+def console_in_process(main, argv: list[str], monkeypatch, capsys) -> tuple[int, str]:
+    """An entry point's console script (`main`, with `sys.argv` = argv) in this process, its imports already
+    paid: (exit status, stderr). Hydra's global state and the root logger's handlers are put back after."""
+    import logging
+
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    monkeypatch.setattr("sys.argv", list(argv))
+    capsys.readouterr()
+    code = 0
+    try:
+        main()
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+    finally:
+        GlobalHydra.instance().clear()
+        for handler in root.handlers:
+            if handler not in handlers:
+                handler.close()
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    return code, capsys.readouterr().err

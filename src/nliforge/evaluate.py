@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 import hydra
@@ -41,11 +43,11 @@ def resolve_identity(cfg: DictConfig) -> tuple[str, int]:
     return str(train_id), int(seed)
 
 
-def _model_input(cfg: DictConfig, model) -> str:
-    """`model.input`, checked against the view the model folder was trained on (if it recorded one):
-    scoring a hypothesis-only model on pairs would give numbers that mean nothing."""
+def _model_input(cfg: DictConfig, trained: str | None) -> str:
+    """`model.input`, checked against the view the model folder was trained on (`nliforge_input` in its
+    config.json, if it recorded one): scoring a hypothesis-only model on pairs would give numbers that mean
+    nothing."""
     view = str(cfg.model.get("input", "pair"))
-    trained = getattr(model.config, "nliforge_input", None)
     if trained is not None and trained != view:
         raise NLIDataError(f"model.input={view!r}, but {cfg.model.backbone.get('name_or_path')} was trained with "
                            f"model.input={trained!r}; pass model.input={trained}")
@@ -63,9 +65,24 @@ def _check_model_setting(cfg: DictConfig) -> None:
     check_model_folder(backbone.name_or_path, "model.backbone.name_or_path")
 
 
-def evaluate(cfg: DictConfig) -> dict:
-    """Load the model, run the suite on the configured accelerator, write metrics.csv. Returns results."""
+def preflight(cfg: DictConfig) -> None:
+    """Every check that needs neither torch nor the data: the model folder, the view it was trained on (its
+    config.json) and the suite's part sets. Writes nothing; `nliforge-evaluate` runs it before Hydra makes
+    the run folder (`nliforge.utils.run_start.Preflight`), `evaluate` again."""
+    from nliforge.data.world_part import check_world_parts
+
     _check_model_setting(cfg)   # before torch and Lightning load: a mistyped folder costs no imports
+    folder = Path(str(cfg.model.backbone.get("name_or_path") or "")).expanduser()
+    if (folder / "config.json").is_file():
+        _model_input(cfg, read_json_file(folder / "config.json").get("nliforge_input"))
+    check_world_parts((cfg.get("suite") or {}).get("sets"), "suite.sets")
+
+
+def evaluate(cfg: DictConfig, on_accepted: Callable[[Path], None] | None = None) -> dict:
+    """Load the model, run the suite on the configured accelerator, write metrics.csv. Returns results.
+    Every check (`preflight`, the suite, the model) comes before the run folder gets a file;
+    `on_accepted(folder)` runs then (the console script writes Hydra's record there and opens the log)."""
+    preflight(cfg)
     import lightning as L   # torch, Lightning and the models load here: `--help` and config errors need none
 
     from nliforge.data.datamodule import NLIDataModule
@@ -80,9 +97,11 @@ def evaluate(cfg: DictConfig) -> dict:
     configure_process(cfg)
     L.seed_everything(seed, workers=True)
     eval_sets = load_suite(cfg)
-    out = prepare_output_dir(cfg)
     model, tokenizer, perm = build_backbone(cfg.model.backbone)
-    view = _model_input(cfg, model)
+    view = _model_input(cfg, getattr(model.config, "nliforge_input", None))
+    if on_accepted is not None:
+        on_accepted(Path(cfg.paths.output_dir))
+    out = prepare_output_dir(cfg)
     module = NLIClassifier(model, label_permutation=perm)
     accelerator = cfg.trainer.get("accelerator", "cpu")
     if accelerator in ("gpu", "cuda"):
@@ -99,8 +118,11 @@ def evaluate(cfg: DictConfig) -> dict:
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="evaluate")
 def _hydra_main(cfg: DictConfig) -> None:
+    from nliforge.utils.run_start import accept_run
+
+    record = copy.deepcopy(cfg)   # Hydra's record: the command's config (evaluate fills in seed and train_id)
     with one_line_errors(NLIDataError):   # expected refusals: one `error:` line, no traceback
-        evaluate(cfg)
+        evaluate(cfg, on_accepted=lambda out: accept_run(out, record))
 
 
 def main() -> None:

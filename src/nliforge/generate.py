@@ -4,6 +4,7 @@ the pure function; `main` is the thin Hydra entry point."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 import hydra
@@ -12,13 +13,11 @@ from omegaconf import DictConfig, OmegaConf
 from nliforge.errors import NLIDataError
 from nliforge.generation.stand_in.served import stand_in_servers
 from nliforge.generation.types import GenerationError
-from nliforge.engine.execute import check_run, dry_run, run_stages, summary_table
-from nliforge.engine.input_set import check_input
+from nliforge.engine.execute import dry_run, run_stages, summary_table
 from nliforge.engine.registry import help_line, pipeline_conf_dirs
 from nliforge.engine.run_folder import RunFolder
-from nliforge.engine.shards import check_same_inputs, check_shards, merged_config, seed_merged_folder, shard_stage
-from nliforge.generation.shard import parse_shard
-from nliforge.engine.stand_in import resolve_generator
+from nliforge.engine.shards import seed_merged_folder
+from nliforge.generate_checks import final_config, preflight  # noqa: F401 - final_config re-exported
 from nliforge.tracking.generation import log_generation
 from nliforge.utils.atomic import atomic_write_text
 from nliforge.utils.home import user_conf_dir
@@ -29,33 +28,19 @@ log = logging.getLogger("nliforge.generate")
 FINAL = "dataset.jsonl"
 
 
-def final_config(cfg: DictConfig) -> DictConfig:
-    """The run's config, resolved once before anything runs: the chosen generator (or the demo's stand-in)
-    and `input` applied, then read-only, so no stage can rewrite what config.yaml records (a stage that
-    needs a variant, e.g. the classifier's training config, derives its own copy)."""
-    final = check_input(resolve_generator(cfg))
-    OmegaConf.set_readonly(final, True)
-    return final
-
-
-def generate(cfg: DictConfig) -> dict:
-    """Run (or resume) the pipeline; write <run>/dataset.jsonl from the last
-    non-side stage; return the manifest."""
-    shards = check_shards(cfg.merge) if cfg.get("merge") else None   # merge=: every shard there, finished, one config
-    cfg = merged_config(cfg, shards) if shards else final_config(cfg)
+def generate(cfg: DictConfig, on_accepted: Callable[[Path], None] | None = None) -> dict:
+    """Run (or resume) the pipeline; write <run>/dataset.jsonl from the last non-side stage; return the
+    manifest. Every check (`preflight`) comes before the run folder gets a file; `on_accepted(folder)` runs
+    then (the console script writes Hydra's record there and opens the log)."""
+    checked = preflight(cfg)                              # merge=, input=, stages, shard=, the folder's config
+    cfg, shards, stages = checked["cfg"], checked["shards"], checked["stages"]
+    shard, before, dry = checked["shard"], checked["before"], checked["dry"]
     configure_process(cfg)                                # thread pools, progress lines
-    dry = bool(cfg.get("dry_run"))                        # print the first prompts, call no LLM
-    stages = check_run(cfg, dry_run=dry)                  # stages, fields, generator slots: before the folder exists
-    shard, before = parse_shard(cfg.get("shard")), _before_shard_stage(cfg, stages, shards)
-    if shards:
-        check_same_inputs(shards, before)
-    if (cfg.get("register") or {}).get("name"):
-        from nliforge.review.reviewed_set import check_train_set_name
-
-        check_train_set_name(str(cfg.register.name), "register.name")
     for noisy in ("httpx", "httpx2", "openai"):          # one INFO line per HTTP request otherwise
         logging.getLogger(noisy).setLevel(logging.WARNING)
     folder = RunFolder(cfg.paths.output_dir)
+    if on_accepted is not None:
+        on_accepted(folder.root)
     folder.bind_config(cfg)
     folder.update_manifest(pipeline=str(cfg.pipeline.name), stage_order=list(cfg.pipeline.stages))
     if shards:
@@ -97,14 +82,6 @@ def _empty_run(cfg: DictConfig, folder: RunFolder, last: str) -> dict:
     log.warning("%s; allow_empty=true: %s is empty", said, Path(folder.root) / FINAL)
     atomic_write_text(Path(folder.root) / FINAL, [])
     return folder.update_manifest(final={"path": FINAL, "stage": last, "count": 0})
-
-
-def _before_shard_stage(cfg: DictConfig, stages: list, shards) -> list[str]:
-    """The stages before the shard stage of a shard or a merge (checked before the folder exists), else []."""
-    if not shards and cfg.get("shard") is None:
-        return []
-    split = shard_stage(str(cfg.pipeline.name), stages).name
-    return [st.name for st in stages[:[s.name for s in stages].index(split)]]
 
 
 def _run_shard(cfg: DictConfig, folder: RunFolder, shard, before: list[str]) -> dict:
@@ -150,8 +127,10 @@ def _record_line(row: dict) -> str:
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="generate")
 def _hydra_main(cfg: DictConfig) -> None:
+    from nliforge.utils.run_start import accept_run
+
     with one_line_errors(GenerationError, NLIDataError):
-        generate(cfg)
+        generate(cfg, on_accepted=lambda out: accept_run(out, cfg))   # Hydra's record and the log, once checked
 
 
 OmegaConf.register_new_resolver("nliforge_pipelines", help_line, replace=True)   # conf/hydra/help/nliforge_generate.yaml

@@ -7,7 +7,6 @@ hypothesis-only expert (it read `.hydra/config.yaml`); a second run rewrote a ru
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import shutil
@@ -17,6 +16,7 @@ import pytest
 import torch
 from filelock import FileLock
 
+from conftest import console_in_process, file_tree as tree
 from nliforge.models.checkpoint_io import AtomicCheckpointIO
 from nliforge.models.poe import trained_input
 from nliforge.testing.warm import WarmInterpreter
@@ -32,14 +32,6 @@ D = ["experiment=demo", "world.n_train=200", "world.n_dev=60", "world.n_test=60"
 def warm():
     with WarmInterpreter(ENV) as interpreter:
         yield interpreter
-
-
-def tree(folder: Path) -> dict[str, tuple]:
-    """Every file and folder under `folder`: its bytes' sha256, size and modification time (a rewrite with
-    the same bytes shows too)."""
-    return {str(p.relative_to(folder)): (hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir",
-                                          p.stat().st_size if p.is_file() else 0, p.stat().st_mtime_ns)
-            for p in sorted(folder.rglob("*"))}
 
 
 def run_folder(out: Path, finished: bool) -> Path:
@@ -67,26 +59,13 @@ def refused(warm: WarmInterpreter, out: Path, cache: Path, *args: str) -> str:
 
 
 def refused_in_process(monkeypatch, capsys, out: Path, cache: Path, *args: str) -> str:
-    """nliforge-train's console script in this process (its imports already paid); Hydra's global state and
-    the root logger's handlers are put back afterwards."""
-    from hydra.core.global_hydra import GlobalHydra
-
+    """nliforge-train's console script in this process (its imports already paid)."""
     from nliforge.train import main
 
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
     monkeypatch.setenv("NLIFORGE_CACHE", str(cache))
-    monkeypatch.setattr("sys.argv", ["nliforge-train", *D, *args, f"hydra.run.dir={out}"])
-    capsys.readouterr()
-    try:
-        with pytest.raises(SystemExit) as stop:
-            main()
-    finally:
-        GlobalHydra.instance().clear()
-        root.handlers[:] = handlers
-        root.setLevel(level)
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert stop.value.code == 1 and len(lines) == 1 and lines[0].startswith("error: "), lines
+    code, err = console_in_process(main, ["nliforge-train", *D, *args, f"hydra.run.dir={out}"], monkeypatch, capsys)
+    lines = err.strip().splitlines()
+    assert code == 1 and len(lines) == 1 and lines[0].startswith("error: "), lines
     return lines[0]
 
 

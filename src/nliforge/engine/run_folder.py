@@ -47,8 +47,22 @@ class RunFolder:
     def bind_config(self, cfg: DictConfig | Mapping) -> None:
         """Save the config on the first start; refuse a later start whose config differs. Each start
         (re)writes environment.json."""
+        plain = self.check_config(cfg)
+        saved = self.root / "config.yaml"
+        if saved.exists():
+            write_environment(self.root)     # this start's environment (a resume may run elsewhere)
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(saved, [OmegaConf.to_yaml(OmegaConf.create(plain))])
+        write_environment(self.root)
+
+    def check_config(self, cfg: DictConfig | Mapping) -> dict:
+        """Refuse `cfg` when the folder was started with an output-changing difference (a moved folder's own
+        paths are no difference); writes nothing. Returns `cfg` as plain data."""
         plain = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg)
         saved = self.root / "config.yaml"
+        if self.root.exists() and not self.root.is_dir():
+            raise NLIDataError(f"paths.output_dir={str(self.root)!r}: is a file, not a folder")
         if saved.exists():
             old = OmegaConf.to_container(OmegaConf.load(saved), resolve=True)
             was, now = ((c.get("paths") or {}).get("output_dir") or "" for c in (old, plain))
@@ -57,11 +71,7 @@ class RunFolder:
                 raise NLIDataError(
                     f"{self.root}: this run folder was made with a different config: {diff}. Use a new "
                     "folder (or the old value) so two configs never mix in one dataset.")
-            write_environment(self.root)     # this start's environment (a resume may run elsewhere)
-            return
-        self.root.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(saved, [OmegaConf.to_yaml(OmegaConf.create(plain))])
-        write_environment(self.root)
+        return plain
 
     # -- stage datasets --------------------------------------------------------------------------
     def output_path(self, stage: str) -> Path:

@@ -1,16 +1,16 @@
 """Nothing written before the checks: what Hydra would write into a run folder before the task starts,
 held back until the run is accepted.
 
-Hydra's run job makes the output folder, opens the job's log file there (`train.log`) and writes its
-record (`.hydra/config.yaml`, `hydra.yaml`, `overrides.yaml`) before the task function runs, so a run
-refused by its own checks still rewrote the folder it was pointed at: a refused `seed=1` rerun left a
-seed-0 folder whose `.hydra` said seed 1, and a second run rewrote the running one's record. An entry
-point that uses this module instead:
+Hydra's run job makes the output folder, opens the job's log file there (`train.log`, `generate.log`,
+`evaluate.log`) and writes its record (`.hydra/config.yaml`, `hydra.yaml`, `overrides.yaml`) before the
+task function runs, so a run refused by its own checks still rewrote the folder it was pointed at: a
+refused `seed=1` rerun left a seed-0 folder whose `.hydra` said seed 1, and a second run rewrote the
+running one's record. An entry point that uses this module (nliforge-train, nliforge-generate, nliforge-evaluate) instead:
 
 * sets `hydra.output_subdir: null` and writes the same record itself with `write_hydra_record`, once
-  every check has passed and it holds the folder's lock;
+  every check has passed (nliforge-train: and it holds the folder's lock);
 * logs to the file through `HeldFileHandler`, which keeps the records in memory until `accept_run_log()`
-  (a refused run's lines go to the console only);
+  (a refused run's lines go to the console only); `accept_run` does both once the run is accepted;
 * runs its checks in `Preflight` (a Hydra callback, `on_run_start`), before Hydra makes the folder at all,
   and notes whether the folder existed, so that only a folder this run made is removed when it is refused.
 """
@@ -59,6 +59,13 @@ def accept_run_log() -> None:
     for handler in logging.getLogger().handlers:
         if isinstance(handler, HeldFileHandler):
             handler.accept()
+
+
+def accept_run(out: Path, task_cfg: DictConfig) -> None:
+    """Every check passed: write Hydra's record of this job into `out` and let the held log write (an entry
+    point with one writing process; nliforge-train also asks for DDP's rank zero)."""
+    write_hydra_record(out, task_cfg)
+    accept_run_log()
 
 
 def write_hydra_record(out: Path, task_cfg: DictConfig) -> None:
