@@ -89,3 +89,19 @@ def check_generator_slots(cfg: DictConfig, slots: Sequence[str]) -> None:
                 check_responder(str(one.responder), where)
             elif isinstance(one, DictConfig) and str(one.get("kind")) == STAND_IN:
                 raise NLIDataError(no_generator_chosen(where))
+            elif isinstance(one, DictConfig) and not cfg.get("merge"):   # a merge sends no request
+                check_api_key(one, where)
+
+
+def check_api_key(node: DictConfig, where: str) -> None:
+    """An OpenAI-compatible generator whose key variable is unset is refused here, before the run folder
+    exists, not at its first call after the earlier stages have run (`api_key_env: null`: a local server)."""
+    import os
+
+    if not str(node.get("kind", "")).startswith("openai"):
+        return
+    key_env = node.get("api_key_env", "OPENAI_API_KEY")
+    if key_env is not None and not os.environ.get(str(key_env)):
+        raise NLIDataError(f"{where}.api_key_env: the environment variable {key_env} is not set; {where} "
+                           f"({node.get('model')}) needs an API key there (or {where}.api_key_env=null for a "
+                           "server that needs no key)")

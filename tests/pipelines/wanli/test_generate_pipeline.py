@@ -144,8 +144,9 @@ def test_endpoint_down_names_the_url(tmp_path, world_cache, classifier_run_dir, 
 def test_missing_api_key_names_the_variable(tmp_path, world_cache, classifier_run_dir, monkeypatch):
     monkeypatch.delenv(KEY_ENV, raising=False)
     cfg = gen_config(tmp_path / "run", world_cache, classifier_run_dir, "http://127.0.0.1:9/v1")
-    with pytest.raises(GenerationError, match=KEY_ENV):
+    with pytest.raises(NLIDataError, match=rf"^generator.api_key_env: the environment variable {KEY_ENV} is not set"):
         generate(cfg)
+    assert not (tmp_path / "run").exists()   # refused before the classifier stage wrote anything
 
 
 def test_unknown_stage_fails_before_any_file(tmp_path, world_cache, classifier_run_dir):
