@@ -13,9 +13,11 @@ from __future__ import annotations
 from experiments.summary_claim import Claim
 from experiments.summary_claims_real_effects import REAL_EFFECTS
 from experiments.summary_claims_zaug import POE_FIRST, ZAUG, ZAUG_FIVE, ZAUG_SETS, consistency
+from experiments.summary_gates import EveryWorld, OverWorlds
 from experiments.summary_real import R1R4, NliSet, RealNegationZ, RealPairedT, RealSeeds, RealWorlds
 from experiments.summary_sources import (
     Calibration,
+    LabellerG1,
     Paired,
     ResultsZ,
     SeedColumn,
@@ -97,6 +99,27 @@ MECHANISM = [   # criteria committed before the run: experiments/wanli_generated
           Paired((MECH,), "3_full", "6_nofilter"), family="WANLI mechanism M1-M4", diagnosis=M_DIAG["M4"]),
 ]
 
+# real_lm/README.md, "at the paper's ratio": the manipulation check, read first (ceiling − floor above 0, else H3
+# is not decidable), read here as every claim is, over worlds
+RL_CHECK = OverWorlds("manipulation check", "ceiling − floor, challenge mean",
+                      Paired(real_lm("_seeds_all"), RL_CEIL, RL_FLOOR, worlds=(0, 1)),
+                      "the experiment cannot tell unbiased from biased added data at this size")
+LAB = "wanli_generated/results_labeller.csv"
+# wanli_generated/README.md, "The mechanism test, redesigned": G1 in every world, else L1-L3 are not read
+G1_LABELLER = EveryWorld("G1", "the labeller's artifact-free test accuracy", LabellerG1(), bound_what="the floor's mean",
+                         why="the labeller is not worth asking", unit="%")
+LABELLER = [   # criteria committed before the run: experiments/wanli_generated/README.md, "The mechanism test, redesigned"
+    Claim("WANLI mechanism test, redesigned (the labeller trained on D0 + K artifact-free pairs, K = N): D0 + W (full) "
+          "− floor, challenge mean (L1; points)", "WANLI §2-3, Table 3", WANLI3, Paired((LAB,), "3_full", "2_floor", arms_only=True),
+          family="WANLI labeller L1-L3", gates=(G1_LABELLER,)),
+    Claim("WANLI mechanism test, redesigned: D0 + W − D0 + random generated pairs, the same labeller (L2; points)",
+          "WANLI §2.3", "– (design)", Paired((LAB,), "3_full", "4_random", arms_only=True), family="WANLI labeller L1-L3",
+          gates=(G1_LABELLER,)),
+    Claim("WANLI mechanism test, redesigned: D0 + W − D0 + the labeller's own K pairs (the ceiling) (L3; points)",
+          "WANLI §2-3", "– (design)", Paired((LAB,), "3_full", "9_ceiling", arms_only=True), family="WANLI labeller L1-L3",
+          gates=(G1_LABELLER,)),
+]
+
 WANLI_SMOLLM2 = [
     Claim("WANLI with SmolLM2-135M, 300 prompts, strong world 0 (W = 279): D0 + W − floor, challenge mean "
           "(H3; points)", "WANLI §3.2, Table 3", WANLI3,
@@ -107,14 +130,10 @@ WANLI_SMOLLM2 = [
           diagnosis="second attempt; W is 6-8% of D0 and the ceiling is not above the floor either"),
     Claim("WANLI with SmolLM2 at the paper's W-to-D0 ratio (every seed; W = 1,030 / 852): D0 + W − floor, "
           "challenge mean (H3; points)", "WANLI §3.2, Table 3", WANLI3,
-          Paired(real_lm("_seeds_all"), "D0 + W", RL_FLOOR, worlds=(0, 1)), costly=True,
+          Paired(real_lm("_seeds_all"), "D0 + W", RL_FLOOR, worlds=(0, 1)), costly=True, gates=(RL_CHECK,),
           diagnosis="third attempt, after two nulls, no correction for the three; per world +1.0 and +5.0: the "
                     "margin rests on world 1's low floor draw; W is labelled and selected (p ≥ 0.8) by the "
                     "annotators' stand-in, trained on 20,000 artifact-free pairs, more than the ceiling adds"),
-    Claim("WANLI with SmolLM2 at the paper's ratio, the manipulation check stated before the run: ceiling − floor, "
-          "challenge mean (points)",
-          "–", "–", Paired(real_lm("_seeds_all"), RL_CEIL, RL_FLOOR, worlds=(0, 1)), kind="descriptive",
-          diagnosis="over worlds its interval includes 0, so by the stated rule H3 is not decidable here"),
     Claim("WANLI with SmolLM2 at the paper's ratio: D0 + W − D0, challenge mean (the paper's comparison; "
           "points)", "WANLI Table 3", WANLI3, Paired(real_lm("_seeds_all"), "D0 + W", "D0", worlds=(0, 1)),
           costly=True, diagnosis="W adds 21-26% more pairs; read with the floor rows"),
@@ -290,5 +309,5 @@ REAL_WORLDS = [   # R5: the real-text claims again with a world as the unit (exp
                     "leaves out the corpus's and the test sets' variance"),
 ]
 
-CLAIMS = [*CALIBRATION_AND_PREMISE, *MAX_VARIABILITY, *WANLI, *MECHANISM, *WANLI_SMOLLM2, *CONSISTENCY, *ZAUG_SETS, *POE_FIRST, *ZAUG_FIVE,
+CLAIMS = [*CALIBRATION_AND_PREMISE, *MAX_VARIABILITY, *WANLI, *MECHANISM, *LABELLER, *WANLI_SMOLLM2, *CONSISTENCY, *ZAUG_SETS, *POE_FIRST, *ZAUG_FIVE,
           *DISCO_AND_COMBINED, *NLI_SET_AND_REAL, *REAL_WORLDS, *REAL_EFFECTS]

@@ -84,7 +84,7 @@ def provenance(claim, all_files: list[tuple[str, ...]] = ()) -> str:
     superseded rule."""
     if claim.source is None:   # a claim with no result file
         return "not_run; not run"
-    files = tuple(claim.source.files)
+    files = tuple(claim.file.split("; "))   # its source's files, then its gates' (summary_claim.Claim.file)
     design, status = rule(files[0])
     kind = comparison(claim.source)
     design = {"floor": design, "d0": "vs_d0", "none": "no_floor"}[kind]

@@ -57,12 +57,14 @@ def md_row(text: str, first_cell: str, where: str) -> list[str]:
 class Paired:
     """`row` − `minus` on one eval set of per-unit accuracy CSVs: `experiments/controls_table.py`'s layout
     (row, world_seed, seed, eval_set, value) or `real_lm/wanli_table.py`'s (no world_seed: one world per
-    file, given by `worlds`). Points (100 × accuracy)."""
+    file, given by `worlds`). Points (100 × accuracy). With `arms_only`, a
+    world without runs of one of the two rows (one that stopped after its gates) is left out."""
     files: tuple[str, ...]
     row: str
     minus: str
     eval_set: str = CHALLENGE
     worlds: tuple[int, ...] = ()
+    arms_only: bool = False
 
     def read(self, root: Path) -> Estimate:
         per_world: dict[int, float] = {}
@@ -73,6 +75,8 @@ class Paired:
             m = m[m["eval_set"] == self.eval_set]
             for ws, cell in m.groupby("world_seed"):
                 a, b = (cell[cell["row"] == r].set_index("seed")["value"] for r in (self.row, self.minus))
+                if self.arms_only and (a.empty or b.empty):
+                    continue
                 if a.empty or b.empty or set(a.index) != set(b.index):
                     raise NLIDataError(f"{root / name}: world {ws}, {self.eval_set!r}: rows {self.row!r} and "
                                        f"{self.minus!r} need the same training seeds; found {sorted(a.index)} "
@@ -164,3 +168,31 @@ class ResultsZ:
             return t_interval(per_world)
         bound = float(find(r"significant at \|z\*\| > ([\d.]+)", read_text(root, self.files[0]), where).group(1))
         return replace(t_interval(per_world), reference=bound)
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """A set's size per world, from the `Sizes per world seed: world 0: <key>=179 …` line of a five-world
+    results markdown (zfilter_training/five_worlds/results_*.md): {world: pairs}."""
+    key: str
+    files: tuple[str, ...]
+
+    def per_world(self, root: Path) -> dict[int, float]:
+        where = str(root / self.files[0])
+        line = find(r"^Sizes per world seed: .*$", read_text(root, self.files[0]), where).group(0)
+        sizes = {int(w): float(n) for w, n in re.findall(rf"world (\d+): [^;]*\b{re.escape(self.key)}=(\d+)", line)}
+        if not sizes:
+            raise NLIDataError(f"{where}: no {self.key}=<pairs> in its 'Sizes per world seed' line")
+        return sizes
+
+
+@dataclass(frozen=True)
+class LabellerG1:
+    """Gate G1 of the redesigned WANLI mechanism test, as `gates_labeller.md` states it: {world: (the
+    labeller's artifact-free test accuracy, the floor's mean over its seeds)}, %."""
+    files: tuple[str, ...] = ("wanli_generated/gates_labeller.md",)
+
+    def per_world(self, root: Path) -> dict[int, tuple[float, float]]:
+        from experiments.wanli_generated.gates_labeller import read_g1
+
+        return read_g1(root / self.files[0])

@@ -13,11 +13,13 @@ not got as far as a gate shows a dash there.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections import Counter
 from pathlib import Path
 
 from nliforge.data.jsonl import read_jsonl
+from nliforge.errors import NLIDataError
 from nliforge.evaluation.table import collect_metrics, find_run_dirs
 
 TEST = "synthetic_test"
@@ -76,6 +78,27 @@ def world_lines(world: Path) -> tuple[str, str]:
             f"{fmt(nofilter[1] if nofilter else None)} | {fmt(ceil.get(1))} |")
     label = f"| {ws} | {shares(full)} | {shares(nofilter)} |"
     return gate, label
+
+
+def read_g1(path: Path) -> dict[int, tuple[float, float]]:
+    """Gate G1 as `main` wrote it to `path` (gates_labeller.md): {world: (the labeller's test accuracy, the
+    floor's mean), %} for each world where G1 was checked; the G1 cell must be the verdict of these numbers."""
+    if not path.is_file():
+        raise NLIDataError(f"{path}: missing; gate G1 is read from the committed gates file")
+    out = {}
+    for i, line in enumerate(path.read_text().splitlines(), start=1):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 10 or not re.fullmatch(r"\d+", cells[0]) or cells[4] == "**–**":
+            continue
+        if cells[4] not in ("**pass**", "**FAIL**"):
+            raise NLIDataError(f"{path}:{i}: G1 cell {cells[4]!r}: expected **pass**, **FAIL** or **–**")
+        lab, floor = float(cells[2]), float(cells[3])
+        if (lab >= floor) != (cells[4] == "**pass**"):
+            raise NLIDataError(f"{path}:{i}: G1 says {cells[4]} for the labeller {lab} against the floor {floor}")
+        out[int(cells[0])] = (lab, floor)
+    if not out:
+        raise NLIDataError(f"{path}: no world row with G1 checked")
+    return out
 
 
 def main(scratch: Path, out: Path) -> None:
