@@ -11,20 +11,19 @@ real text once `real_text/results_r1r4.csv` is committed:
 from __future__ import annotations
 
 from experiments.summary_claim import Claim
+from experiments.summary_claims_mechanism import LABELLER, MECHANISM, WANLI3
 from experiments.summary_claims_real_effects import REAL_EFFECTS
 from experiments.summary_claims_zaug import POE_FIRST, ZAUG, ZAUG_FIVE, ZAUG_SETS, consistency
-from experiments.summary_gates import EveryWorld, OverWorlds
+from experiments.summary_gates import OverWorlds
 from experiments.summary_real import R1R4, NliSet, RealNegationZ, RealPairedT, RealSeeds, RealWorlds
 from experiments.summary_sources import (
     Calibration,
-    LabellerG1,
     Paired,
     ResultsZ,
     SeedColumn,
     ZaugAgreement,
 )
 
-WANLI3 = "+3.3 Diag., +4.9 HANS, +2.3 to +4.8 ANLI (MNLI + WANLI vs MNLI)"
 FLOOR_W, CEIL_W = "floor: biased, size D0 + N", "ceiling: D0 + N unbiased"
 RL_FLOOR, RL_CEIL = "floor: D0 + #W biased", "ceiling: D0 + #W unbiased"
 WG, DISCO, COMB = "wanli_generated/results.csv", "disco_table3/results.csv", "combined/results.csv"
@@ -78,47 +77,11 @@ WANLI = [
           diagnosis="the D0 classifier labels by D0's artifacts: 1-3% contradictions in its W"),
 ]
 
-MECH = "wanli_generated/results_mechanism.csv"
-M_LABELLER = ("could not succeed: the knowledge-matched labeller (tiny model, 800 artifact-free pairs) is 40-47% accurate on the "
-              "artifact-free test (chance 33%): W's labels are mostly wrong in every variant (its label shares are "
-              "lopsided, e.g. 3% entailment in world 4) and every variant lowers the in-distribution test by about 5 "
-              "points against the floor")
-M_DIAG = {"M1": M_LABELLER + "; per world −3.4, +1.4, −5.8, −1.5, −0.3",
-          "M2": "the variants differ in their seeds, not in their noisy labels; reviewed = intended 32-35% in both",
-          "M3": "a random half of the heuristics' survivors does as well as the max-variability half",
-          "M4": "W's labels, not the filters, decide here: with no filters (twice the pairs, cut to N) the same"}
-MECHANISM = [   # criteria committed before the run: experiments/wanli_generated/README.md, "The mechanism test"
-    Claim("WANLI mechanism test, labeller only labels and knows no more than the ceiling adds (800 artifact-free "
-          "pairs): D0 + W (full) − floor, challenge mean (M1; points)", "WANLI §2-3, Table 3", WANLI3,
-          Paired((MECH,), "3_full", "2_floor"), family="WANLI mechanism M1-M4", diagnosis=M_DIAG["M1"]),
-    Claim("WANLI mechanism test: full − random seeds (M2; points)", "WANLI §2.1", "– (design)",
-          Paired((MECH,), "3_full", "4_randseeds"), family="WANLI mechanism M1-M4", diagnosis=M_DIAG["M2"]),
-    Claim("WANLI mechanism test: full − a random half kept (M3; points)", "WANLI §2.3", "– (design)",
-          Paired((MECH,), "3_full", "5_randkeep"), family="WANLI mechanism M1-M4", diagnosis=M_DIAG["M3"]),
-    Claim("WANLI mechanism test: full − no filters (M4; points)", "WANLI §2.3", "– (design)",
-          Paired((MECH,), "3_full", "6_nofilter"), family="WANLI mechanism M1-M4", diagnosis=M_DIAG["M4"]),
-]
-
 # real_lm/README.md, "at the paper's ratio": the manipulation check, read first (ceiling − floor above 0, else H3
 # is not decidable), read here as every claim is, over worlds
 RL_CHECK = OverWorlds("manipulation check", "ceiling − floor, challenge mean",
                       Paired(real_lm("_seeds_all"), RL_CEIL, RL_FLOOR, worlds=(0, 1)),
                       "the experiment cannot tell unbiased from biased added data at this size")
-LAB = "wanli_generated/results_labeller.csv"
-# wanli_generated/README.md, "The mechanism test, redesigned": G1 in every world, else L1-L3 are not read
-G1_LABELLER = EveryWorld("G1", "the labeller's artifact-free test accuracy", LabellerG1(), bound_what="the floor's mean",
-                         why="the labeller is not worth asking", unit="%")
-LABELLER = [   # criteria committed before the run: experiments/wanli_generated/README.md, "The mechanism test, redesigned"
-    Claim("WANLI mechanism test, redesigned (the labeller trained on D0 + K artifact-free pairs, K = N): D0 + W (full) "
-          "− floor, challenge mean (L1; points)", "WANLI §2-3, Table 3", WANLI3, Paired((LAB,), "3_full", "2_floor", arms_only=True),
-          family="WANLI labeller L1-L3", gates=(G1_LABELLER,)),
-    Claim("WANLI mechanism test, redesigned: D0 + W − D0 + random generated pairs, the same labeller (L2; points)",
-          "WANLI §2.3", "– (design)", Paired((LAB,), "3_full", "4_random", arms_only=True), family="WANLI labeller L1-L3",
-          gates=(G1_LABELLER,)),
-    Claim("WANLI mechanism test, redesigned: D0 + W − D0 + the labeller's own K pairs (the ceiling) (L3; points)",
-          "WANLI §2-3", "– (design)", Paired((LAB,), "3_full", "9_ceiling", arms_only=True), family="WANLI labeller L1-L3",
-          gates=(G1_LABELLER,)),
-]
 
 WANLI_SMOLLM2 = [
     Claim("WANLI with SmolLM2-135M, 300 prompts, strong world 0 (W = 279): D0 + W − floor, challenge mean "

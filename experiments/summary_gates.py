@@ -46,12 +46,12 @@ class OverWorlds:
         e = self.source.read(root)
         if e.has_interval and e.low > 0:
             return None
-        n = e.n_worlds or 0
-        numbers = (f"{signed(e.estimate, self.digits)} [{signed(e.low, self.digits)}, {signed(e.high, self.digits)}] "
-                   if e.has_interval else f"{signed(e.estimate, self.digits)} (no interval) ")
-        why = f": {self.why}" if self.why else ""
-        return (f"{self.name}: {self.what} {numbers}{self.unit} over {n} world{'s' if n != 1 else ''}, "
-                f"interval not entirely above 0{why}")
+        n, why = e.n_worlds or 0, f": {self.why}" if self.why else ""
+        worlds = f"{n} world{'s' if n != 1 else ''}"
+        if not e.has_interval:
+            return f"{self.name}: {self.what} {signed(e.estimate, self.digits)} {self.unit} in {worlds}, no interval{why}"
+        numbers = f"{signed(e.estimate, self.digits)} [{signed(e.low, self.digits)}, {signed(e.high, self.digits)}]"
+        return f"{self.name}: {self.what} {numbers} {self.unit} over {worlds}, interval not entirely above 0{why}"
 
 
 @dataclass(frozen=True)

@@ -185,14 +185,3 @@ class Sizes:
             raise NLIDataError(f"{where}: no {self.key}=<pairs> in its 'Sizes per world seed' line")
         return sizes
 
-
-@dataclass(frozen=True)
-class LabellerG1:
-    """Gate G1 of the redesigned WANLI mechanism test, as `gates_labeller.md` states it: {world: (the
-    labeller's artifact-free test accuracy, the floor's mean over its seeds)}, %."""
-    files: tuple[str, ...] = ("wanli_generated/gates_labeller.md",)
-
-    def per_world(self, root: Path) -> dict[int, tuple[float, float]]:
-        from experiments.wanli_generated.gates_labeller import read_g1
-
-        return read_g1(root / self.files[0])

@@ -16,8 +16,11 @@ from __future__ import annotations
 import re
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
+from experiments.summary_gates import EveryWorld, OverWorlds
+from experiments.summary_sources import Paired
 from nliforge.data.jsonl import read_jsonl
 from nliforge.errors import NLIDataError
 from nliforge.evaluation.table import collect_metrics, find_run_dirs
@@ -99,6 +102,26 @@ def read_g1(path: Path) -> dict[int, tuple[float, float]]:
     if not out:
         raise NLIDataError(f"{path}: no world row with G1 checked")
     return out
+
+
+@dataclass(frozen=True)
+class G1Values:
+    """G1's numbers as the committed gates file states them (`read_g1`), for `summary_gates.EveryWorld`;
+    `files` relative to experiments/."""
+    files: tuple[str, ...] = ("wanli_generated/gates_labeller.md",)
+
+    def per_world(self, root: Path) -> dict[int, tuple[float, float]]:
+        return read_g1(root / self.files[0])
+
+
+# what L1-L3 need (README, "The mechanism test, redesigned"): G1 in every world, and the manipulation check
+# (ceiling − floor above 0 over worlds, else "L1-L3 are reported but not decidable"); G2 is not theirs
+UNITS = "wanli_generated/results_labeller.csv"
+G1 = EveryWorld("G1", "the labeller's artifact-free test accuracy", G1Values(), bound_what="the floor's mean",
+                why="the labeller is not worth asking", unit="%")
+MANIPULATION = OverWorlds("manipulation check", "ceiling − floor, challenge mean",
+                          Paired((UNITS,), "9_ceiling", "2_floor", arms_only=True), "L1-L3 are not decidable")
+L_GATES = (G1, MANIPULATION)
 
 
 def main(scratch: Path, out: Path) -> None:
