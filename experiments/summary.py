@@ -153,7 +153,8 @@ def render(rows: list[dict[str, str]], claims: list[Claim] = CLAIMS) -> str:
         raise NLIDataError(f"{CSV}: its rows are not summary_claims.CLAIMS; run python -m experiments.summary")
     esc = lambda s: s.replace("|", "\\|")  # noqa: E731
     lines = [START, "", " ".join(INTRO), "",
-             f"Verdicts, applied by rule (`experiments/summary_stats.py`; {MIN_WORLDS} worlds for a claim):", ""]
+             f"Verdicts, applied by rule (`experiments/summary_stats.py`; {MIN_WORLDS} worlds for a claim; a claim's "
+             "pre-registered gates checked first, `experiments/summary_gates.py`, never rows of their own):", ""]
     lines += [f"- **{word}**: {meaning}." for word, meaning in VERDICTS.items()]
     lines += ["", "Provenance, `<floor design>; <status>`, by rule (`experiments/summary_provenance.py`):", ""]
     lines += [f"- `{word}`: {meaning}." for word, meaning in {**DESIGNS, **STATUSES}.items()]
