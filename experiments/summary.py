@@ -71,7 +71,7 @@ def claim_rows(claims: list[Claim], root: Path = HERE) -> list[dict[str, str]]:
     estimates = [c.source.read(root) if c.source is not None else None for c in claims]
     gates = [failed(c.gates, root) for c in claims]
     adjusted = family_holm_p(claims, estimates, gates)
-    files = [c.file.split("; ") for c in claims]
+    files = [c.data_files for c in claims]
     return [claim_row(c, root, e, adjusted.get(i), files, gates[i] or "")
             for i, (c, e) in enumerate(zip(claims, estimates))]
 
@@ -79,11 +79,11 @@ def claim_rows(claims: list[Claim], root: Path = HERE) -> list[dict[str, str]]:
 def claim_row(claim: Claim, root: Path = HERE, e=None, holm_p: float | None = None,
               all_files: list[tuple[str, ...]] | None = None, gate: str | None = None) -> dict[str, str]:
     """One CSV row: the claim's number read from its files (unless given as `e`), its verdict and provenance by
-    rule (`all_files`: every claim's files, for the superseded rule; default CLAIMS'). A claim whose gate failed
+    rule (`all_files`: every claim's data files, for the superseded rule; default CLAIMS'). A claim whose gate failed
     (`gate`: the sentence, else computed from `claim.gates`) is `not tested (gate …)`. A claim text with
     `{bound}` gets the reference the file states (a majority class, a significance bound)."""
     if all_files is None:
-        all_files = [c.file.split("; ") for c in CLAIMS]
+        all_files = [c.data_files for c in CLAIMS]
     if e is None and claim.source is not None:
         e = claim.source.read(root)
     if gate is None:

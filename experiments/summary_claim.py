@@ -30,7 +30,11 @@ class Claim:
     gates: tuple = ()             # summary_gates' gates this claim needs
 
     @property
+    def data_files(self) -> tuple[str, ...]:
+        """The files its number is read from (its source's; without a source, where its command is)."""
+        return tuple(self.source.files if self.source is not None else self.files)
+
+    @property
     def file(self) -> str:
-        """Its source's files, then its gates' files not among them (`; ` between)."""
-        files = self.source.files if self.source is not None else self.files
-        return "; ".join(dict.fromkeys([*files, *(f for g in self.gates for f in g.files)]))
+        """Its data files, then its gates' files not among them (`; ` between)."""
+        return "; ".join(dict.fromkeys([*self.data_files, *(f for g in self.gates for f in g.files)]))

@@ -14,13 +14,14 @@ from experiments.summary_claim import Claim
 from experiments.summary_claims_mechanism import LABELLER, MECHANISM, WANLI3
 from experiments.summary_claims_real_effects import REAL_EFFECTS
 from experiments.summary_claims_zaug import POE_FIRST, ZAUG, ZAUG_FIVE, ZAUG_SETS, consistency
-from experiments.summary_gates import OverWorlds
+from experiments.summary_gates import EveryWorld, OverWorlds
 from experiments.summary_real import R1R4, NliSet, RealNegationZ, RealPairedT, RealSeeds, RealWorlds
 from experiments.summary_sources import (
     Calibration,
     Paired,
     ResultsZ,
     SeedColumn,
+    Sizes,
     ZaugAgreement,
 )
 
@@ -28,6 +29,12 @@ FLOOR_W, CEIL_W = "floor: biased, size D0 + N", "ceiling: D0 + N unbiased"
 RL_FLOOR, RL_CEIL = "floor: D0 + #W biased", "ceiling: D0 + #W unbiased"
 WG, DISCO, COMB = "wanli_generated/results.csv", "disco_table3/results.csv", "combined/results.csv"
 DISCO5, FLOOR_D0 = "disco_table3/five_worlds/results.csv", "floor: D0 + N biased"
+# disco_table3/README.md, five worlds: N ≥ 500 counterfactuals in every world, the ceiling above the floor
+DISCO5_GATES = (EveryWorld("N", "DISCO's counterfactuals", Sizes("", ("disco_table3/five_worlds/results.md",),
+                                                                  "N per world seed"), 500.0, digits=0,
+                           why="too few pairs"),
+                OverWorlds("ceiling above floor", "ceiling − floor, challenge mean",
+                           Paired((DISCO5,), "ceiling: D0 + N unbiased", FLOOR_D0), "no gap"))
 UNION = "D0 + W ∪ DISCO(W) ∪ DISCO(D0)"
 
 
@@ -180,14 +187,14 @@ DISCO_AND_COMBINED = [
     # the five-world re-run with floors that hold D0 (criteria committed before it ran: disco_table3/README.md)
     Claim("DISCO's counterfactuals help, five worlds: D0 + D^c − floor (D0 + N biased), challenge mean (H1; points)",
           "DISCO Table 3", "+6.5 robustness (D^b + D^c vs D^b)", Paired((DISCO5,), "D0 + D^c (teacher filter)", FLOOR_D0),
-          paper_value=6.5,
+          paper_value=6.5, gates=DISCO5_GATES,
           diagnosis="N more pairs of D0's own biased kind add +2.4 over D0; the filtered counterfactuals +0.4"),
     Claim("DISCO, five worlds: D0 + D^c − D0, challenge mean (the paper's comparison; points)", "DISCO Table 3",
           "+6.5 robustness (D^b + D^c vs D^b)", Paired((DISCO5,), "D0 + D^c (teacher filter)", "D0 = D^b"),
-          paper_value=6.5),
+          paper_value=6.5, gates=DISCO5_GATES),
     Claim("DISCO's teacher filter carries the effect, five worlds: with − without the filter, challenge mean (H2; "
           "points)", "DISCO §3", "– (design)",
-          Paired((DISCO5,), "D0 + D^c (teacher filter)", "D0 + D^c, no teacher filter"),
+          Paired((DISCO5,), "D0 + D^c (teacher filter)", "D0 + D^c, no teacher filter"), gates=DISCO5_GATES,
           diagnosis="unfiltered counterfactuals are below D0 itself in four of five worlds"),
     Claim("WANLI → DISCO → z-filter beats the floor: D0 + Z(union | D0) − floor, challenge mean (C1; points)",
           "none (composition)", "–", Paired((COMB,), "D0 + Z(union given D0)", FLOOR_W),

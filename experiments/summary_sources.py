@@ -172,16 +172,18 @@ class ResultsZ:
 
 @dataclass(frozen=True)
 class Sizes:
-    """A set's size per world, from the `Sizes per world seed: world 0: <key>=179 …` line of a five-world
-    results markdown (zfilter_training/five_worlds/results_*.md): {world: pairs}."""
+    """A set's size per world, from one line of a five-world results markdown: `Sizes per world seed: world 0:
+    <key>=179 …` (zfilter_training/five_worlds/results_*.md), or with no key `N per world seed (…): world 0:
+    1574; …` (disco_table3/five_worlds/results.md, `line` its first words): {world: pairs}."""
     key: str
     files: tuple[str, ...]
+    line: str = "Sizes per world seed"
 
     def per_world(self, root: Path) -> dict[int, float]:
         where = str(root / self.files[0])
-        line = find(r"^Sizes per world seed: .*$", read_text(root, self.files[0]), where).group(0)
-        sizes = {int(w): float(n) for w, n in re.findall(rf"world (\d+): [^;]*\b{re.escape(self.key)}=(\d+)", line)}
+        text = find(rf"^{re.escape(self.line)}.*$", read_text(root, self.files[0]), where).group(0)
+        each = rf"world (\d+): [^;]*\b{re.escape(self.key)}=(\d+)" if self.key else r"world (\d+): (\d+)"
+        sizes = {int(w): float(n) for w, n in re.findall(each, text)}
         if not sizes:
-            raise NLIDataError(f"{where}: no {self.key}=<pairs> in its 'Sizes per world seed' line")
+            raise NLIDataError(f"{where}: no world's size in its {self.line!r} line")
         return sizes
-

@@ -14,6 +14,7 @@ from experiments import summary, world_unit
 from experiments.summary_claims import CLAIMS
 from experiments.summary_gates import EveryWorld, OverWorlds, failed
 from experiments.summary_real import RealWorlds
+from experiments.summary_sources import Sizes
 from experiments.wanli_generated import results_labeller
 from experiments.wanli_generated.gates_labeller import read_g1
 from nliforge.errors import NLIDataError
@@ -128,6 +129,23 @@ def test_other_gated_claims_carry_their_gate():
         assert "ceiling above floor: Z-Aug's ceiling − floor, challenge mean +0.8 [−0.9, +2.6]" in r["verdict"]
     for r in (r for c, r in rows().items() if re.search(r"\((E2-\d+|E3a);", c)):
         assert not r["verdict"].startswith("not tested"), r["claim"]
+    # Par-Z, Seq-Z (≥ 1,742 pairs) and DISCO (N ≥ 1,456) pass theirs: their verdicts stand, their gate files are
+    # named, and a gate's file does not make another row of the same data look superseded
+    passing = [r for c, r in rows().items() if re.match(r"(Par-Z|Seq-Z) beats|DISCO", c) and "five worlds" in c]
+    assert len(passing) == 7 and not any(r["verdict"].startswith("not tested") for r in passing)
+    assert all(r["file"].split("; ")[1].endswith(".md") for r in passing)
+    assert one(r"^Par-Z − D0 on the in-distribution test, five worlds")["provenance"] == "vs_d0; current"
+
+
+def test_sizes_reads_both_layouts_by_hand(tmp_path):
+    (tmp_path / "z.md").write_text("# t\n\nSizes per world seed: world 0: zaug_added=179 par_z=2695; world 1: "
+                                   "zaug_added=45 par_z=2620; \n")
+    (tmp_path / "d.md").write_text("N per world seed (the smaller D^c): world 0: 1574; world 1: 1456; \n")
+    assert Sizes("par_z", ("z.md",)).per_world(tmp_path) == {0: 2695.0, 1: 2620.0}
+    assert Sizes("zaug_added", ("z.md",)).per_world(tmp_path) == {0: 179.0, 1: 45.0}
+    assert Sizes("", ("d.md",), "N per world seed").per_world(tmp_path) == {0: 1574.0, 1: 1456.0}
+    with pytest.raises(NLIDataError, match="z.md: no world's size"):
+        Sizes("seq_z", ("z.md",)).per_world(tmp_path)
 
 
 def test_a_claim_whose_gate_failed_leaves_holm_and_reads_not_tested():
@@ -141,3 +159,12 @@ def test_a_claim_whose_gate_failed_leaves_holm_and_reads_not_tested():
     sentences = [failed(c.gates, EXP) for c in gated]
     held = summary.family_holm_p(gated, estimates, sentences)
     assert held and all(not sentences[i] for i in held)   # E2, E3a in Holm; the gated E4 and L1-L3 out
+
+
+def test_results_labeller_names_a_missing_file(tmp_path):
+    with pytest.raises(NLIDataError, match=r"wanli_generated/results_labeller.csv: missing"):
+        results_labeller.results_md(tmp_path)
+    (tmp_path / "wanli_generated").mkdir()
+    (tmp_path / "wanli_generated/results_labeller.csv").write_text("row,seed,value\n")
+    with pytest.raises(NLIDataError, match=r"results_labeller.csv: expected columns"):
+        results_labeller.results_md(tmp_path)
