@@ -6,8 +6,9 @@
 
 One row per claim and attempt of `summary_claims.CLAIMS`, columns COLUMNS; numbers by the readers of
 `summary_sources` / `summary_real`, verdicts by the rule of `summary_stats` (its VERDICTS, rendered above
-the table), provenance (floor design; current or stale) by the rule of `summary_provenance`. It also renders
-the top-level README's experiments table (between TOP_START and TOP_END) from summary.csv alone. Offline,
+the table; a claim whose gate failed, checked by `summary_gates`, is `not tested (gate …)`), provenance (floor
+design; current or stale) by the rule of `summary_provenance`. It also renders the top-level README's
+experiments table (between TOP_START and TOP_END) from summary.csv alone. Offline,
 reads nothing but files in this folder and the top-level README; about a second.
 """
 
@@ -20,6 +21,7 @@ import math
 from pathlib import Path
 
 from experiments.summary_claims import CLAIMS, Claim
+from experiments.summary_gates import failed
 from experiments.summary_provenance import DESIGNS, STATUSES, provenance
 from experiments.summary_stats import MIN_WORLDS, VERDICTS, holm, one_sided_p, verdict
 from nliforge.errors import NLIDataError
@@ -52,12 +54,14 @@ def _num(x: float) -> str:
     return "" if x is None or math.isnan(x) else f"{x:.4f}"
 
 
-def family_holm_p(claims: list[Claim], estimates: list) -> dict[int, float]:
-    """Claim index -> its Holm-adjusted one-sided p over the claims of its `family` (claims outside any
-    family are absent)."""
+def family_holm_p(claims: list[Claim], estimates: list, gates: list | None = None) -> dict[int, float]:
+    """Claim index -> its Holm-adjusted one-sided p over the tested claims of its `family` (claims outside any
+    family, and claims whose gate failed (`gates[i]` a sentence: not tested), are absent)."""
+    gates = gates or [None] * len(claims)
     out: dict[int, float] = {}
     for family in {c.family for c in claims if c.family}:
-        members = [i for i, c in enumerate(claims) if c.family == family and estimates[i] is not None]
+        members = [i for i, c in enumerate(claims)
+                   if c.family == family and estimates[i] is not None and not gates[i]]
         raw = {i: one_sided_p(estimates[i], claims[i].direction, claims[i].reference) for i in members}
         out.update(holm({i: (1.0 if math.isnan(p) else p) for i, p in raw.items()}))
     return out
@@ -65,26 +69,31 @@ def family_holm_p(claims: list[Claim], estimates: list) -> dict[int, float]:
 
 def claim_rows(claims: list[Claim], root: Path = HERE) -> list[dict[str, str]]:
     estimates = [c.source.read(root) if c.source is not None else None for c in claims]
-    adjusted = family_holm_p(claims, estimates)
-    files = [c.file.split("; ") for c in claims]
-    return [claim_row(c, root, e, adjusted.get(i), files) for i, (c, e) in enumerate(zip(claims, estimates))]
+    gates = [failed(c.gates, root) for c in claims]
+    adjusted = family_holm_p(claims, estimates, gates)
+    files = [c.data_files for c in claims]
+    return [claim_row(c, root, e, adjusted.get(i), files, gates[i] or "")
+            for i, (c, e) in enumerate(zip(claims, estimates))]
 
 
 def claim_row(claim: Claim, root: Path = HERE, e=None, holm_p: float | None = None,
-              all_files: list[tuple[str, ...]] | None = None) -> dict[str, str]:
+              all_files: list[tuple[str, ...]] | None = None, gate: str | None = None) -> dict[str, str]:
     """One CSV row: the claim's number read from its files (unless given as `e`), its verdict and provenance by
-    rule (`all_files`: every claim's files, for the superseded rule; default CLAIMS'). A claim text with
+    rule (`all_files`: every claim's data files, for the superseded rule; default CLAIMS'). A claim whose gate failed
+    (`gate`: the sentence, else computed from `claim.gates`) is `not tested (gate …)`. A claim text with
     `{bound}` gets the reference the file states (a majority class, a significance bound)."""
     if all_files is None:
-        all_files = [c.file.split("; ") for c in CLAIMS]
+        all_files = [c.data_files for c in CLAIMS]
     if e is None and claim.source is not None:
         e = claim.source.read(root)
+    if gate is None:
+        gate = failed(claim.gates, root)
     text = claim.claim.format(bound=e.reference) if e is not None and "{bound" in claim.claim else claim.claim
     return {"claim": text, "paper": claim.paper, "paper_number": claim.paper_number,
             "estimate": _num(e.estimate) if e else "", "low": _num(e.low) if e else "",
             "high": _num(e.high) if e else "", "n_worlds": "" if e is None or e.n_worlds is None else str(e.n_worlds),
             "verdict": verdict(claim.kind, e, claim.direction, claim.reference, claim.costly, claim.tolerance, holm_p,
-                               claim.paper_value),
+                               claim.paper_value, gate=gate),
             "provenance": provenance(claim, [tuple(f) for f in all_files]), "file": claim.file}
 
 
@@ -144,7 +153,8 @@ def render(rows: list[dict[str, str]], claims: list[Claim] = CLAIMS) -> str:
         raise NLIDataError(f"{CSV}: its rows are not summary_claims.CLAIMS; run python -m experiments.summary")
     esc = lambda s: s.replace("|", "\\|")  # noqa: E731
     lines = [START, "", " ".join(INTRO), "",
-             f"Verdicts, applied by rule (`experiments/summary_stats.py`; {MIN_WORLDS} worlds for a claim):", ""]
+             f"Verdicts, applied by rule (`experiments/summary_stats.py`; {MIN_WORLDS} worlds for a claim; a claim's "
+             "pre-registered gates checked first, `experiments/summary_gates.py`, never rows of their own):", ""]
     lines += [f"- **{word}**: {meaning}." for word, meaning in VERDICTS.items()]
     lines += ["", "Provenance, `<floor design>; <status>`, by rule (`experiments/summary_provenance.py`):", ""]
     lines += [f"- `{word}`: {meaning}." for word, meaning in {**DESIGNS, **STATUSES}.items()]
@@ -183,7 +193,7 @@ def _counts(words: list[str]) -> str:
 def top_table(rows: list[dict[str, str]]) -> str:
     """The top-level README's experiments block, from summary.csv's rows alone: per folder its rows' floor
     designs and their verdicts counted, current apart from stale or superseded; then every current row whose
-    verdict decides (neither `not shown`, `descriptive` nor `not run`), with its number."""
+    verdict decides (neither `not shown`, `not tested`, `descriptive` nor `not run`), with its number."""
     folders: dict[str, list[dict[str, str]]] = {}
     for r in rows:
         folders.setdefault(r["file"].split("/")[0], []).append(r)
@@ -215,9 +225,9 @@ def top_table(rows: list[dict[str, str]]) -> str:
 
 
 def current_decisive(rows: list[dict[str, str]]) -> list[dict[str, str]]:
-    """The current rows whose verdict decides (not `not shown`, `descriptive` or `not run`)."""
+    """The current rows whose verdict decides (not `not shown`, `not tested`, `descriptive` or `not run`)."""
     return [r for r in rows if r["provenance"].endswith("; current") and r["estimate"]
-            and not r["verdict"].startswith(("not shown", "descriptive", "not run"))]
+            and not r["verdict"].startswith(("not shown", "not tested", "descriptive", "not run"))]
 
 
 def replace_block(readme: str, block: str, start: str = START, end: str = END) -> str:

@@ -11,22 +11,30 @@ real text once `real_text/results_r1r4.csv` is committed:
 from __future__ import annotations
 
 from experiments.summary_claim import Claim
+from experiments.summary_claims_mechanism import LABELLER, MECHANISM, WANLI3
 from experiments.summary_claims_real_effects import REAL_EFFECTS
 from experiments.summary_claims_zaug import POE_FIRST, ZAUG, ZAUG_FIVE, ZAUG_SETS, consistency
+from experiments.summary_gates import EveryWorld, OverWorlds
 from experiments.summary_real import R1R4, NliSet, RealNegationZ, RealPairedT, RealSeeds, RealWorlds
 from experiments.summary_sources import (
     Calibration,
     Paired,
     ResultsZ,
     SeedColumn,
+    Sizes,
     ZaugAgreement,
 )
 
-WANLI3 = "+3.3 Diag., +4.9 HANS, +2.3 to +4.8 ANLI (MNLI + WANLI vs MNLI)"
 FLOOR_W, CEIL_W = "floor: biased, size D0 + N", "ceiling: D0 + N unbiased"
 RL_FLOOR, RL_CEIL = "floor: D0 + #W biased", "ceiling: D0 + #W unbiased"
 WG, DISCO, COMB = "wanli_generated/results.csv", "disco_table3/results.csv", "combined/results.csv"
 DISCO5, FLOOR_D0 = "disco_table3/five_worlds/results.csv", "floor: D0 + N biased"
+# disco_table3/README.md, five worlds: N ≥ 500 counterfactuals in every world, the ceiling above the floor
+DISCO5_GATES = (EveryWorld("N", "DISCO's counterfactuals", Sizes("", ("disco_table3/five_worlds/results.md",),
+                                                                  "N per world seed"), 500.0, digits=0,
+                           why="too few pairs"),
+                OverWorlds("ceiling above floor", "ceiling − floor, challenge mean",
+                           Paired((DISCO5,), "ceiling: D0 + N unbiased", FLOOR_D0), "no gap"))
 UNION = "D0 + W ∪ DISCO(W) ∪ DISCO(D0)"
 
 
@@ -76,26 +84,11 @@ WANLI = [
           diagnosis="the D0 classifier labels by D0's artifacts: 1-3% contradictions in its W"),
 ]
 
-MECH = "wanli_generated/results_mechanism.csv"
-M_LABELLER = ("could not succeed: the knowledge-matched labeller (tiny model, 800 artifact-free pairs) is 40-47% accurate on the "
-              "artifact-free test (chance 33%): W's labels are mostly wrong in every variant (its label shares are "
-              "lopsided, e.g. 3% entailment in world 4) and every variant lowers the in-distribution test by about 5 "
-              "points against the floor")
-M_DIAG = {"M1": M_LABELLER + "; per world −3.4, +1.4, −5.8, −1.5, −0.3",
-          "M2": "the variants differ in their seeds, not in their noisy labels; reviewed = intended 32-35% in both",
-          "M3": "a random half of the heuristics' survivors does as well as the max-variability half",
-          "M4": "W's labels, not the filters, decide here: with no filters (twice the pairs, cut to N) the same"}
-MECHANISM = [   # criteria committed before the run: experiments/wanli_generated/README.md, "The mechanism test"
-    Claim("WANLI mechanism test, labeller only labels and knows no more than the ceiling adds (800 artifact-free "
-          "pairs): D0 + W (full) − floor, challenge mean (M1; points)", "WANLI §2-3, Table 3", WANLI3,
-          Paired((MECH,), "3_full", "2_floor"), family="WANLI mechanism M1-M4", diagnosis=M_DIAG["M1"]),
-    Claim("WANLI mechanism test: full − random seeds (M2; points)", "WANLI §2.1", "– (design)",
-          Paired((MECH,), "3_full", "4_randseeds"), family="WANLI mechanism M1-M4", diagnosis=M_DIAG["M2"]),
-    Claim("WANLI mechanism test: full − a random half kept (M3; points)", "WANLI §2.3", "– (design)",
-          Paired((MECH,), "3_full", "5_randkeep"), family="WANLI mechanism M1-M4", diagnosis=M_DIAG["M3"]),
-    Claim("WANLI mechanism test: full − no filters (M4; points)", "WANLI §2.3", "– (design)",
-          Paired((MECH,), "3_full", "6_nofilter"), family="WANLI mechanism M1-M4", diagnosis=M_DIAG["M4"]),
-]
+# real_lm/README.md, "at the paper's ratio": the manipulation check, read first (ceiling − floor above 0, else H3
+# is not decidable), read here as every claim is, over worlds
+RL_CHECK = OverWorlds("manipulation check", "ceiling − floor, challenge mean",
+                      Paired(real_lm("_seeds_all"), RL_CEIL, RL_FLOOR, worlds=(0, 1)),
+                      "the experiment cannot tell unbiased from biased added data at this size")
 
 WANLI_SMOLLM2 = [
     Claim("WANLI with SmolLM2-135M, 300 prompts, strong world 0 (W = 279): D0 + W − floor, challenge mean "
@@ -107,14 +100,10 @@ WANLI_SMOLLM2 = [
           diagnosis="second attempt; W is 6-8% of D0 and the ceiling is not above the floor either"),
     Claim("WANLI with SmolLM2 at the paper's W-to-D0 ratio (every seed; W = 1,030 / 852): D0 + W − floor, "
           "challenge mean (H3; points)", "WANLI §3.2, Table 3", WANLI3,
-          Paired(real_lm("_seeds_all"), "D0 + W", RL_FLOOR, worlds=(0, 1)), costly=True,
+          Paired(real_lm("_seeds_all"), "D0 + W", RL_FLOOR, worlds=(0, 1)), costly=True, gates=(RL_CHECK,),
           diagnosis="third attempt, after two nulls, no correction for the three; per world +1.0 and +5.0: the "
                     "margin rests on world 1's low floor draw; W is labelled and selected (p ≥ 0.8) by the "
                     "annotators' stand-in, trained on 20,000 artifact-free pairs, more than the ceiling adds"),
-    Claim("WANLI with SmolLM2 at the paper's ratio, the manipulation check stated before the run: ceiling − floor, "
-          "challenge mean (points)",
-          "–", "–", Paired(real_lm("_seeds_all"), RL_CEIL, RL_FLOOR, worlds=(0, 1)), kind="descriptive",
-          diagnosis="over worlds its interval includes 0, so by the stated rule H3 is not decidable here"),
     Claim("WANLI with SmolLM2 at the paper's ratio: D0 + W − D0, challenge mean (the paper's comparison; "
           "points)", "WANLI Table 3", WANLI3, Paired(real_lm("_seeds_all"), "D0 + W", "D0", worlds=(0, 1)),
           costly=True, diagnosis="W adds 21-26% more pairs; read with the floor rows"),
@@ -198,14 +187,14 @@ DISCO_AND_COMBINED = [
     # the five-world re-run with floors that hold D0 (criteria committed before it ran: disco_table3/README.md)
     Claim("DISCO's counterfactuals help, five worlds: D0 + D^c − floor (D0 + N biased), challenge mean (H1; points)",
           "DISCO Table 3", "+6.5 robustness (D^b + D^c vs D^b)", Paired((DISCO5,), "D0 + D^c (teacher filter)", FLOOR_D0),
-          paper_value=6.5,
+          paper_value=6.5, gates=DISCO5_GATES,
           diagnosis="N more pairs of D0's own biased kind add +2.4 over D0; the filtered counterfactuals +0.4"),
     Claim("DISCO, five worlds: D0 + D^c − D0, challenge mean (the paper's comparison; points)", "DISCO Table 3",
           "+6.5 robustness (D^b + D^c vs D^b)", Paired((DISCO5,), "D0 + D^c (teacher filter)", "D0 = D^b"),
-          paper_value=6.5),
+          paper_value=6.5, gates=DISCO5_GATES),
     Claim("DISCO's teacher filter carries the effect, five worlds: with − without the filter, challenge mean (H2; "
           "points)", "DISCO §3", "– (design)",
-          Paired((DISCO5,), "D0 + D^c (teacher filter)", "D0 + D^c, no teacher filter"),
+          Paired((DISCO5,), "D0 + D^c (teacher filter)", "D0 + D^c, no teacher filter"), gates=DISCO5_GATES,
           diagnosis="unfiltered counterfactuals are below D0 itself in four of five worlds"),
     Claim("WANLI → DISCO → z-filter beats the floor: D0 + Z(union | D0) − floor, challenge mean (C1; points)",
           "none (composition)", "–", Paired((COMB,), "D0 + Z(union given D0)", FLOOR_W),
@@ -290,5 +279,5 @@ REAL_WORLDS = [   # R5: the real-text claims again with a world as the unit (exp
                     "leaves out the corpus's and the test sets' variance"),
 ]
 
-CLAIMS = [*CALIBRATION_AND_PREMISE, *MAX_VARIABILITY, *WANLI, *MECHANISM, *WANLI_SMOLLM2, *CONSISTENCY, *ZAUG_SETS, *POE_FIRST, *ZAUG_FIVE,
+CLAIMS = [*CALIBRATION_AND_PREMISE, *MAX_VARIABILITY, *WANLI, *MECHANISM, *LABELLER, *WANLI_SMOLLM2, *CONSISTENCY, *ZAUG_SETS, *POE_FIRST, *ZAUG_FIVE,
           *DISCO_AND_COMBINED, *NLI_SET_AND_REAL, *REAL_WORLDS, *REAL_EFFECTS]

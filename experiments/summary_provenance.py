@@ -80,8 +80,8 @@ def rule(first_file: str) -> tuple[str, str]:
 
 
 def provenance(claim, all_files: list[tuple[str, ...]] = ()) -> str:
-    """`<design>; <status>` of one claim (summary_claims.Claim); `all_files`: every claim's files, for the
-    superseded rule."""
+    """`<design>; <status>` of one claim (summary_claims.Claim); `all_files`: every claim's data files (its
+    source's, not its gates'), for the superseded rule."""
     if claim.source is None:   # a claim with no result file
         return "not_run; not run"
     files = tuple(claim.source.files)

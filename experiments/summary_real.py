@@ -125,12 +125,16 @@ class RealWorlds:
     files: tuple[str, ...] = ("real_text/results_parts.csv",)
     key: str = "part"
 
-    def read(self, root) -> Estimate:
+    def per_world(self, root) -> dict[int, float]:
+        """{world: value}, in the order of the worlds."""
         m = read_csv(root, self.files[0], {"criterion", self.key, "value"})
         cells = _cells(m, str(root / self.files[0]), criterion=self.criterion).sort_values(self.key)
         if cells[self.key].duplicated().any():
             raise NLIDataError(f"{root / self.files[0]}: {self.criterion}: a {self.key} appears twice")
-        return t_interval(cells["value"].astype(float).tolist())
+        return {int(k): float(v) for k, v in zip(cells[self.key], cells["value"])}
+
+    def read(self, root) -> Estimate:
+        return t_interval(list(self.per_world(root).values()))
 
 
 def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:

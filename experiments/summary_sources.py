@@ -57,12 +57,14 @@ def md_row(text: str, first_cell: str, where: str) -> list[str]:
 class Paired:
     """`row` − `minus` on one eval set of per-unit accuracy CSVs: `experiments/controls_table.py`'s layout
     (row, world_seed, seed, eval_set, value) or `real_lm/wanli_table.py`'s (no world_seed: one world per
-    file, given by `worlds`). Points (100 × accuracy)."""
+    file, given by `worlds`). Points (100 × accuracy). With `arms_only`, a
+    world without runs of one of the two rows (one that stopped after its gates) is left out."""
     files: tuple[str, ...]
     row: str
     minus: str
     eval_set: str = CHALLENGE
     worlds: tuple[int, ...] = ()
+    arms_only: bool = False
 
     def read(self, root: Path) -> Estimate:
         per_world: dict[int, float] = {}
@@ -73,6 +75,8 @@ class Paired:
             m = m[m["eval_set"] == self.eval_set]
             for ws, cell in m.groupby("world_seed"):
                 a, b = (cell[cell["row"] == r].set_index("seed")["value"] for r in (self.row, self.minus))
+                if self.arms_only and (a.empty or b.empty):
+                    continue
                 if a.empty or b.empty or set(a.index) != set(b.index):
                     raise NLIDataError(f"{root / name}: world {ws}, {self.eval_set!r}: rows {self.row!r} and "
                                        f"{self.minus!r} need the same training seeds; found {sorted(a.index)} "
@@ -164,3 +168,22 @@ class ResultsZ:
             return t_interval(per_world)
         bound = float(find(r"significant at \|z\*\| > ([\d.]+)", read_text(root, self.files[0]), where).group(1))
         return replace(t_interval(per_world), reference=bound)
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """A set's size per world, from one line of a five-world results markdown: `Sizes per world seed: world 0:
+    <key>=179 …` (zfilter_training/five_worlds/results_*.md), or with no key `N per world seed (…): world 0:
+    1574; …` (disco_table3/five_worlds/results.md, `line` its first words): {world: pairs}."""
+    key: str
+    files: tuple[str, ...]
+    line: str = "Sizes per world seed"
+
+    def per_world(self, root: Path) -> dict[int, float]:
+        where = str(root / self.files[0])
+        text = find(rf"^{re.escape(self.line)}.*$", read_text(root, self.files[0]), where).group(0)
+        each = rf"world (\d+): [^;]*\b{re.escape(self.key)}=(\d+)" if self.key else r"world (\d+): (\d+)"
+        sizes = {int(w): float(n) for w, n in re.findall(each, text)}
+        if not sizes:
+            raise NLIDataError(f"{where}: no world's size in its {self.line!r} line")
+        return sizes

@@ -46,16 +46,20 @@ def world_test(per_world: pd.Series | list[float], ci: float = 0.95) -> dict:
             "per_world": list(e.per_unit)}
 
 
-def table(m: pd.DataFrame, claims: dict[str, tuple[str, str]]) -> list[str]:
+def table(m: pd.DataFrame, claims: dict[str, tuple[str, str]], gates: dict[str, str] | None = None) -> list[str]:
+    """One markdown row per claim. `gates`: claim -> the sentence of its failed gate; such a claim is `not tested
+    (gate …)` by the package's rule and left out of Holm's family (its Holm p a dash)."""
+    gates = gates or {}
     tests = {name: world_test(per_world_difference(m, row, base)) for name, (row, base) in claims.items()}
-    adjusted = holm({name: t["p_one_sided"] for name, t in tests.items()})
+    adjusted = holm({name: t["p_one_sided"] for name, t in tests.items() if not gates.get(name)})
     lines = ["| claim | comparison | n_worlds | estimate [95% t over worlds], points | one-sided p | Holm p | verdict |",
              "|---|---|---|---|---|---|---|"]
     for name, (row, base) in claims.items():
-        t = tests[name]
+        t, holm_p = tests[name], adjusted.get(name)
+        word = verdict('tested', t_interval(t['per_world']), holm_p=holm_p, gate=gates.get(name))
         lines.append(f"| {name} | {row} − {base} | {t['n_worlds']} | {100 * t['estimate']:+.1f} "
                      f"[{100 * t['low']:+.1f}, {100 * t['high']:+.1f}] | {t['p_one_sided']:.3f} | "
-                     f"{adjusted[name]:.3f} | {verdict('tested', t_interval(t['per_world']), holm_p=adjusted[name])} |")
+                     f"{'–' if holm_p is None else f'{holm_p:.3f}'} | {word} |")
     return lines
 
 

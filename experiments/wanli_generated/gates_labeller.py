@@ -13,11 +13,16 @@ not got as far as a gate shows a dash there.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
+from experiments.summary_gates import EveryWorld, OverWorlds
+from experiments.summary_sources import Paired
 from nliforge.data.jsonl import read_jsonl
+from nliforge.errors import NLIDataError
 from nliforge.evaluation.table import collect_metrics, find_run_dirs
 
 TEST = "synthetic_test"
@@ -76,6 +81,47 @@ def world_lines(world: Path) -> tuple[str, str]:
             f"{fmt(nofilter[1] if nofilter else None)} | {fmt(ceil.get(1))} |")
     label = f"| {ws} | {shares(full)} | {shares(nofilter)} |"
     return gate, label
+
+
+def read_g1(path: Path) -> dict[int, tuple[float, float]]:
+    """Gate G1 as `main` wrote it to `path` (gates_labeller.md): {world: (the labeller's test accuracy, the
+    floor's mean), %} for each world where G1 was checked; the G1 cell must be the verdict of these numbers."""
+    if not path.is_file():
+        raise NLIDataError(f"{path}: missing; gate G1 is read from the committed gates file")
+    out = {}
+    for i, line in enumerate(path.read_text().splitlines(), start=1):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 10 or not re.fullmatch(r"\d+", cells[0]) or cells[4] == "**–**":
+            continue
+        if cells[4] not in ("**pass**", "**FAIL**"):
+            raise NLIDataError(f"{path}:{i}: G1 cell {cells[4]!r}: expected **pass**, **FAIL** or **–**")
+        lab, floor = float(cells[2]), float(cells[3])
+        if (lab >= floor) != (cells[4] == "**pass**"):
+            raise NLIDataError(f"{path}:{i}: G1 says {cells[4]} for the labeller {lab} against the floor {floor}")
+        out[int(cells[0])] = (lab, floor)
+    if not out:
+        raise NLIDataError(f"{path}: no world row with G1 checked")
+    return out
+
+
+@dataclass(frozen=True)
+class G1Values:
+    """G1's numbers as the committed gates file states them (`read_g1`), for `summary_gates.EveryWorld`;
+    `files` relative to experiments/."""
+    files: tuple[str, ...] = ("wanli_generated/gates_labeller.md",)
+
+    def per_world(self, root: Path) -> dict[int, tuple[float, float]]:
+        return read_g1(root / self.files[0])
+
+
+# what L1-L3 need (README, "The mechanism test, redesigned"): G1 in every world, and the manipulation check
+# (ceiling − floor above 0 over worlds, else "L1-L3 are reported but not decidable"); G2 is not theirs
+UNITS = "wanli_generated/results_labeller.csv"
+G1 = EveryWorld("G1", "the labeller's artifact-free test accuracy", G1Values(), bound_what="the floor's mean",
+                why="the labeller is not worth asking", unit="%")
+MANIPULATION = OverWorlds("manipulation check", "ceiling − floor, challenge mean",
+                          Paired((UNITS,), "9_ceiling", "2_floor", arms_only=True), "L1-L3 are not decidable")
+L_GATES = (G1, MANIPULATION)
 
 
 def main(scratch: Path, out: Path) -> None:

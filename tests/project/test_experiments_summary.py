@@ -294,7 +294,8 @@ def test_a_studys_claims_become_summary_rows_as_its_verdict_wrote_them(tmp_path)
 def test_e1_rows_come_only_from_the_hans_augmentation_study():
     """E1 (HANS augmentation) is the study experiments/hans_augmentation: every summary row of it is that study's
     (one per claim of each judged attempt, 6 claims each), none is a hand-written claim of real_effects, and no
-    E1 fit gate (3ep:G2, 6ep:G2) is a row. real_effects keeps E4 (4 rows), E2 (3) and E3 (1)."""
+    E1 fit gate (3ep:G2, 6ep:G2) is a row. real_effects keeps E4 (3 rows: the first attempt, not run; 3ep:E4a
+    and 3ep:E4b, gated by G4, whose own row is gone), E2 (3) and E3 (1)."""
     rows = summary.read_rows(summary.CSV.read_text())
     e1 = [r for r in rows if re.search(r"\((3ep:|6ep:)?E1[ab]", r["claim"]) or "HANS-like" in r["claim"]]
     judged = sorted(EXP.glob("hans_augmentation/attempt-*/claims.csv"))
@@ -303,4 +304,4 @@ def test_e1_rows_come_only_from_the_hans_augmentation_study():
                for r in e1)
     assert not any(re.search(r"\b(3ep|6ep):G2", r["claim"]) for r in rows)
     assert not any("HANS" in c.claim for c in CLAIMS)
-    assert sum(r["file"].startswith("real_effects/") for r in rows) == 8
+    assert sum(r["file"].startswith("real_effects/") for r in rows) == 7
