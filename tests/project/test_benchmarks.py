@@ -160,6 +160,7 @@ def test_startup_benchmark_smoke(tmp_path):
     assert "nliforge-report" in proc.stdout and "ratio" in proc.stdout
 
 
+@pytest.mark.slow   # about a minute of waits on the stand-in's latency and shard processes' start-up
 def test_generation_scaling_smoke(tmp_path):
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "generation_scaling.py"), "--quick"],
                           capture_output=True, text=True, cwd=ROOT / "benchmarks", timeout=600)
