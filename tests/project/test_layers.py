@@ -22,7 +22,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[2] / "src" / "nliforge"
 FLOORS = ["errors", "utils", "data", "world", "generation", "models", "cartography", "filtering", "evaluation",
           "analysis", "tracking", "train_checks", "train", "engine", "pipelines", "review", "testing", "publishing", "serving",
-          "evaluate", "generate", "report", "analyze", "publish", "study", "nliforge"]
+          "evaluate", "generate_checks", "generate", "report", "analyze", "publish", "study", "nliforge"]
 # (file, floor it imports) -> why; none today: the four there were (the world loader, the splice's text rule,
 # the review's run folder, the rubric judge) went with the per-paper layout.
 UPWARD: dict[tuple[str, str], str] = {}

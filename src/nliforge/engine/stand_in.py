@@ -72,11 +72,13 @@ def _replace_pipeline_llms(cfg: DictConfig) -> None:
 
 def check_generator_slots(cfg: DictConfig, slots: Sequence[str]) -> None:
     """Every generator slot a run's stages call holds a node, and none the `stand_in` placeholder (no
-    generator chosen and no demo's stand-in): checked on the resolved config, before the run folder exists,
-    so a run does not stop at its first LLM call after the earlier stages have written their outputs."""
+    generator chosen and no demo's stand-in), then every API key they need is set: checked on the resolved
+    config, before the run folder exists, so a run does not stop at its first LLM call after the earlier
+    stages have written their outputs."""
     from nliforge.generation.backends import no_generator_chosen
     from nliforge.generation.stand_in.served import check_responder, is_served
 
+    needs_key = []
     for slot in slots:
         node = OmegaConf.select(cfg, slot)
         if node is None:
@@ -89,8 +91,11 @@ def check_generator_slots(cfg: DictConfig, slots: Sequence[str]) -> None:
                 check_responder(str(one.responder), where)
             elif isinstance(one, DictConfig) and str(one.get("kind")) == STAND_IN:
                 raise NLIDataError(no_generator_chosen(where))
-            elif isinstance(one, DictConfig) and not cfg.get("merge"):   # a merge sends no request
-                check_api_key(one, where)
+            elif isinstance(one, DictConfig):
+                needs_key.append((one, where))
+    if not cfg.get("merge"):   # a merge sends no request
+        for one, where in needs_key:
+            check_api_key(one, where)
 
 
 def check_api_key(node: DictConfig, where: str) -> None:
