@@ -7,7 +7,7 @@ from study_files import write_run, write_study
 
 from nliforge.errors import NLIDataError
 from nliforge.study.gates import is_done, run_dir
-from nliforge.study.runner import check_run_args, group_command, groups, pending, run_study
+from nliforge.study.runner import batches, check_run_args, group_command, groups, pending, run_study
 from nliforge.study.schema import load_study
 
 
@@ -20,6 +20,13 @@ def test_finished_runs_are_skipped_and_the_rest_grouped_by_arm_and_seed(tmp_path
     left = pending(study, attempt)
     assert len(left) == 19 and (0, "a", 1) not in left and (1, "a", 1) in left
     assert groups(left)[("a", 1)] == [1, 2, 3, 4] and groups(left)[("b", 2)] == [0, 1, 2, 3, 4]
+    whole = batches(left, 1)                 # one process per arm and seed: 4 groups (a/b × seeds 1, 2)
+    assert batches(left, None) == whole and sorted((a, s, len(w)) for a, s, w in whole) == \
+        [("a", 1, 4), ("a", 2, 5), ("b", 1, 5), ("b", 2, 5)]
+    # jobs=2: chunks of at most 19 // 4 = 4 worlds, so two processes stay busy to the end
+    assert sorted(len(w) for _, _, w in batches(left, 2)) == [1, 1, 1, 4, 4, 4, 4]
+    assert sorted((w, a, s) for a, s, ws in batches(left, 2) for w in ws) == sorted(left)
+    assert [len(w) for _, _, w in batches(left[:3], 2)] == [1, 1, 1]     # few left: one process per run
 
 
 def test_a_kept_model_is_part_of_the_completion_record(tmp_path):

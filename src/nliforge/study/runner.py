@@ -66,6 +66,16 @@ def groups(todo: Sequence[tuple]) -> dict[tuple[str, int], list]:
     return out
 
 
+def batches(todo: Sequence[tuple], jobs: int | None) -> list[tuple[str, int, list]]:
+    """The multiruns to launch: each arm and seed over its worlds; with jobs > 1 cut into chunks of at most
+    len(todo) // (2 * jobs) worlds, so that `jobs` processes stay busy to the end instead of one arm's long
+    tail running alone (one process per run when few are left; whole groups, fewer imports, when many).
+    jobs 1 or None (a cluster launcher: one job array per arm and seed): whole groups."""
+    size = max(1, len(todo) // (2 * jobs)) if jobs and jobs > 1 else max(1, len(todo))
+    return [(arm, seed, worlds[i:i + size]) for (arm, seed), worlds in groups(todo).items()
+            for i in range(0, len(worlds), size)]
+
+
 def cluster_launcher(extra: Sequence[str]) -> bool:
     return any(a.startswith("hydra/launcher=") and not a.endswith("=basic") for a in extra)
 
@@ -77,21 +87,23 @@ def say_now(line: str) -> None:
 def run_study(study: Study, attempt: Path, extra: Sequence[str] = (), say: Callable[[str], None] = say_now,
               poll_s: float = 2.0, jobs: int = 1) -> int:
     """Train every unfinished run; returns the number of runs still unfinished (0: all done). Locally `jobs`
-    groups (an arm and seed over the worlds) run at once; a cluster launcher gets every group at once."""
+    multiruns (an arm and seed over some of its worlds: `batches`) run at once; a cluster launcher gets every
+    arm and seed at once, each one job array."""
     extra = check_run_args(extra)
     total, todo = len(study.run_names()), pending(study, attempt)
     say(f"{total} runs ({len(study.worlds.values)} worlds × {len(study.arms)} arms × {len(study.seeds)} seeds): "
         f"{total - len(todo)} done, {len(todo)} to run")
     logs = attempt / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    batches = [(arm, seed, worlds) for (arm, seed), worlds in groups(todo).items()]
-    at_once = float("inf") if cluster_launcher(extra) else max(1, jobs)
+    cluster = cluster_launcher(extra)
+    at_once = float("inf") if cluster else max(1, jobs)
     running: list[tuple[subprocess.Popen, Path]] = []
-    waiting, reported = list(batches), set()
+    waiting, reported = batches(todo, None if cluster else jobs), set()
     while waiting or running:
         while waiting and len(running) < at_once:
             arm, seed, worlds = waiting.pop(0)
-            log = logs / f"{arm}-seed{seed}.log"
+            part = "" if len(worlds) == len(groups(todo)[(arm, seed)]) else f"-world{worlds[0]}"
+            log = logs / f"{arm}-seed{seed}{part}.log"
             with log.open("a") as fh:
                 running.append((subprocess.Popen(group_command(study, attempt, arm, seed, worlds, extra),
                                                  stdout=fh, stderr=subprocess.STDOUT), log))
