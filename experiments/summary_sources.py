@@ -22,10 +22,12 @@ from experiments.summary_stats import Estimate, t_interval
 CHALLENGE, TEST = "challenge mean", "synthetic_test"
 
 
-def read_csv(root: Path, name: str, columns: set[str]) -> pd.DataFrame:
+def read_csv(root: Path, name: str, columns: set[str],
+             holds: str = "summary.py reads the committed results files") -> pd.DataFrame:
+    """A committed results file with at least `columns`; a missing one is an error saying what it `holds`."""
     path = root / name
     if not path.is_file():
-        raise NLIDataError(f"{path}: missing; summary.py reads the committed results files")
+        raise NLIDataError(f"{path}: missing; {holds}")
     frame = pd.read_csv(path)
     if not columns <= set(frame.columns):
         raise NLIDataError(f"{path}: expected columns {sorted(columns)}, found {list(frame.columns)}")

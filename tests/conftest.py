@@ -178,6 +178,15 @@ def file_tree(folder: Path) -> dict[str, tuple]:
             for p in sorted(folder.rglob("*"))}
 
 
+@pytest.fixture(scope="module")
+def module_cache(tmp_path_factory):
+    """One cache folder (worlds, the settings' types, read once by importing) for a module's console runs:
+    `pytestmark = pytest.mark.usefixtures("module_cache")`."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("NLIFORGE_CACHE", str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
 def console_in_process(main, argv: list[str], monkeypatch, capsys) -> tuple[int, str]:
     """An entry point's console script (`main`, with `sys.argv` = argv) in this process, its imports already
     paid: (exit status, stderr). Hydra's global state and the root logger's handlers are put back after."""

@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from experiments.summary_gates import failed
+from experiments.summary_sources import read_csv
 from experiments.wanli_generated.gates_labeller import L_GATES, MANIPULATION, UNITS
 from experiments.world_unit import per_world_difference, table, world_test
 from nliforge.errors import NLIDataError
@@ -30,13 +31,7 @@ INTRO = ("Per world: the mean over its training seeds of row − baseline on the
 
 
 def units(root: Path) -> pd.DataFrame:
-    path = root / UNITS
-    if not path.is_file():
-        raise NLIDataError(f"{path}: missing; it holds the runs' per-unit accuracies (run_labeller.sh writes it)")
-    m = pd.read_csv(path)
-    if not COLUMNS <= set(m.columns):
-        raise NLIDataError(f"{path}: expected columns {sorted(COLUMNS)}, found {list(m.columns)}")
-    return m
+    return read_csv(root, UNITS, COLUMNS, "it holds the runs' per-unit accuracies (run_labeller.sh writes it)")
 
 
 def gate_lines(root: Path) -> list[str]:

@@ -18,20 +18,13 @@ from nliforge.data.jsonl import read_jsonl, write_jsonl
 from nliforge.generate import generate
 from test_compose_pipelines import FILTER, biased_records
 
+pytestmark = pytest.mark.usefixtures("module_cache")   # one cache folder for the module's runs
 ARGS = ["pipeline=zfilter", *FILTER, "num_threads=1"]
 
 
 @pytest.fixture
 def cands(tmp_path) -> Path:
     return write_jsonl(biased_records("c", 90, 1), tmp_path / "cands.jsonl")
-
-
-@pytest.fixture(autouse=True, scope="module")
-def type_cache(tmp_path_factory):
-    """One cache folder (the settings' types, read once by importing) for the module's runs."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("NLIFORGE_CACHE", str(tmp_path_factory.mktemp("cache")))
-        yield
 
 
 def generate_cli(monkeypatch, capsys, tmp_path: Path, out: Path, *args: str) -> tuple[int, str]:

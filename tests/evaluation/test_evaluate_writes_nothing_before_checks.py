@@ -14,15 +14,8 @@ from omegaconf import OmegaConf
 
 from conftest import SMALL_WORLD, console_in_process, file_tree
 
+pytestmark = pytest.mark.usefixtures("module_cache")   # one cache folder for the module's runs
 ARGS = ["logger=none", "num_threads=1", *SMALL_WORLD]
-
-
-@pytest.fixture(autouse=True, scope="module")
-def type_cache(tmp_path_factory):
-    """One cache folder (worlds, the settings' types) for the module's runs."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("NLIFORGE_CACHE", str(tmp_path_factory.mktemp("cache")))
-        yield
 
 
 def evaluate_cli(monkeypatch, capsys, model: Path, out: Path, *args: str) -> tuple[int, str]:
