@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import os
 from collections.abc import Sequence
 
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
@@ -101,8 +102,6 @@ def check_generator_slots(cfg: DictConfig, slots: Sequence[str]) -> None:
 def check_api_key(node: DictConfig, where: str) -> None:
     """An OpenAI-compatible generator whose key variable is unset is refused here, before the run folder
     exists, not at its first call after the earlier stages have run (`api_key_env: null`: a local server)."""
-    import os
-
     if not str(node.get("kind", "")).startswith("openai"):
         return
     key_env = node.get("api_key_env", "OPENAI_API_KEY")

@@ -99,10 +99,11 @@ def run_study(study: Study, attempt: Path, extra: Sequence[str] = (), say: Calla
     at_once = float("inf") if cluster else max(1, jobs)
     running: list[tuple[subprocess.Popen, Path]] = []
     waiting, reported = batches(todo, None if cluster else jobs), set()
+    whole = groups(todo)          # a batch that is part of its arm's worlds logs under its first world
     while waiting or running:
         while waiting and len(running) < at_once:
             arm, seed, worlds = waiting.pop(0)
-            part = "" if len(worlds) == len(groups(todo)[(arm, seed)]) else f"-world{worlds[0]}"
+            part = "" if len(worlds) == len(whole[(arm, seed)]) else f"-world{worlds[0]}"
             log = logs / f"{arm}-seed{seed}{part}.log"
             with log.open("a") as fh:
                 running.append((subprocess.Popen(group_command(study, attempt, arm, seed, worlds, extra),
