@@ -4,13 +4,15 @@
     python -m experiments.label_following.steps trained --scratch R --world-seed WS --name NAME
                                                 [--epochs E --n-layer L --n-embd D --lam LAMBDA]
     python -m experiments.label_following.steps offline --scratch R --world-seed WS [--max-per-label 100]
+    python -m experiments.label_following.steps guided  --scratch R --world-seed WS --from NAME --w W [--name N]
 
 `judge`: the world's artifact-free test split as held-out pairs (R/world<WS>/heldout.jsonl) and, once for all
 worlds, the measuring instrument: the tiny classifier on 8,000 artifact-free pairs of world 9 (nliforge-train).
 `trained`: the tiny generator trained label-conditioned on D0 (train_biased, 4,000 pairs), then one hypothesis per
 prompt (300 D0 premises x 3 labels) -> R/world<WS>/<NAME>/dataset.jsonl with meta.intended_label; the CPU seconds
 of training and sampling in cost.json. `offline`: the WANLI pipeline of wanli_generated up to its parse stage
-(R/world<WS>/offline/dataset.jsonl). One thread (torch.set_num_threads(1), num_threads=1).
+(R/world<WS>/offline/dataset.jsonl). `guided`: the generator trained by an earlier `trained` step (--from NAME),
+sampled again on the same prompts with label guidance of weight W (README, attempt 2). One thread (torch.set_num_threads(1), num_threads=1).
 """
 
 from __future__ import annotations
@@ -89,13 +91,13 @@ def generator_cfg(args) -> dict:
     return cfg
 
 
-def sample(folder: Path, items: list[dict], ws: int) -> list:
+def sample(folder: Path, items: list[dict], ws: int, guidance: float = 0.0) -> list:
     from nliforge.data.records import Record
     from nliforge.generation.backends.nli_generator import NLIGeneratorBackend
     from nliforge.generation.types import GenerationRequest, Response, Sampling
     from nliforge.generation.zaug_format import format_prefix
 
-    backend = NLIGeneratorBackend(str(folder), batch_size=64)
+    backend = NLIGeneratorBackend(str(folder), batch_size=64, label_guidance=guidance)
     sampling = Sampling(max_tokens=MAX_TOKENS, temperature=1.0, top_p=1.0, stop=())
     reqs = [GenerationRequest(f"w{ws}-{i}", format_prefix(it["premise"], it["label"]), sampling, n=1,
                               seed=ws * 10**6 + i) for i, it in enumerate(items)]
@@ -135,6 +137,28 @@ def step_trained(world: Path, ws: int, args) -> None:
     write_jsonl(records, out / "dataset.jsonl")
 
 
+def step_guided(world: Path, ws: int, args) -> None:
+    """Attempt 2: the generator of `args.source` (trained, not retrained), sampled with label guidance args.w."""
+    import torch
+
+    from nliforge.data.jsonl import write_jsonl
+
+    torch.set_num_threads(1)
+    source, out = world / args.source / "generator", world / args.name
+    if (out / "dataset.jsonl").is_file():
+        return
+    if not (source / "config.json").is_file():
+        raise SystemExit(f"{source}: no trained generator (run the `trained` step --name {args.source} first)")
+    d0 = world_split(ws, N_D0, "train_biased", world.parent / "worlds")
+    t0, c0 = time.time(), cpu_seconds()
+    records = sample(source, prompts(ws, d0), ws, guidance=args.w)
+    out.mkdir(parents=True, exist_ok=True)
+    cost = {"train_cpu_s": 0.0, "sample_cpu_s": cpu_seconds() - c0, "sample_wall_s": time.time() - t0,
+            "kept": len(records), "prompts": 3 * N_PREMISES, "generator": str(source), "label_guidance": args.w}
+    (out / "cost.json").write_text(json.dumps(cost, indent=1) + "\n")
+    write_jsonl(records, out / "dataset.jsonl")
+
+
 def step_offline(world: Path, ws: int, max_per_label: int) -> None:
     """The WANLI pipeline of wanli_generated up to the parse stage (every parsed pair, before the filters)."""
     out = world / "offline"
@@ -154,7 +178,7 @@ def step_offline(world: Path, ws: int, max_per_label: int) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("step", choices=("judge", "trained", "offline"))
+    p.add_argument("step", choices=("judge", "trained", "offline", "guided"))
     p.add_argument("--scratch", type=Path, required=True)
     p.add_argument("--world-seed", type=int, required=True)
     p.add_argument("--name", default="trained_mle")
@@ -162,12 +186,16 @@ def main(argv=None) -> int:
     p.add_argument("--n-layer", type=int, default=2)
     p.add_argument("--n-embd", type=int, default=128)
     p.add_argument("--lam", type=float, default=0.0)
+    p.add_argument("--from", dest="source", default="zaug_ul_e3", help="guided: the trained generator's name")
+    p.add_argument("--w", type=float, default=1.0, help="guided: the label guidance weight")
     p.add_argument("--max-per-label", type=int, default=100, help="offline: seeds per label")
     args = p.parse_args(argv)
     world = args.scratch / f"world{args.world_seed}"
     world.mkdir(parents=True, exist_ok=True)
     if args.step == "judge":
         step_judge(world, args.world_seed)
+    elif args.step == "guided":
+        step_guided(world, args.world_seed, args)
     elif args.step == "offline":
         step_offline(world, args.world_seed, args.max_per_label)
     else:

@@ -6,6 +6,7 @@ For each generator NAME (a folder R/world<ws>/<NAME>/dataset.jsonl; `offline` is
 label-following of every world that has it and its judge, measured by `nliforge-analyze label-following`
 (into R/measure/<NAME>/), then OUT_DIR/results.md (per world and over worlds; F1: trained_mle - offline) and
 OUT_DIR/samples.md (20 kept pairs per world and generator, drawn by random.Random(world seed)).
+`--f2 GUIDED BASE`: attempt 2's F2 (GUIDED − BASE, paired by world); `--suffix _x` writes results_x.md, samples_x.md.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -24,6 +26,26 @@ from nliforge.data.jsonl import read_jsonl
 from nliforge.evaluation.worlds import t_interval
 
 N_SAMPLES = 20
+WORD = re.compile(r"[a-z0-9]+")
+
+
+def words(text: str) -> list[str]:
+    return WORD.findall(text.lower())
+
+
+def lexicon(world: Path) -> set[str]:
+    """Every word of the world's D0 text (premises and hypotheses)."""
+    from experiments.label_following.steps import N_D0, world_split
+
+    d0 = world_split(int(world.name.removeprefix("world")), N_D0, "train_biased", world.parent / "worlds")
+    return {w for r in d0 for w in words(r.premise) + words(r.hypothesis)}
+
+
+def in_lexicon(records, vocab: set[str] | None) -> float:
+    """Share of hypotheses whose every word occurs in D0's text (nan without a lexicon)."""
+    if vocab is None or not records:
+        return float("nan")
+    return float(np.mean([set(words(r.hypothesis)) <= vocab for r in records]))
 
 
 def measure(scratch: Path, name: str, worlds: list[int]) -> tuple[list[int], dict] | None:
@@ -73,8 +95,8 @@ def fmt_interval(values: list[float]) -> str:
 
 def generator_lines(scratch: Path, name: str, have: list[int], data: dict) -> tuple[list[str], dict[int, float]]:
     lines = [f"### `{name}`", "", "| world | kept pairs | judge acc. (held-out) | raw | corrected | G2 | corrected, "
-             "own-label prompts | corrected, counterfactual prompts | copied from D0 | CPU-min |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "own-label prompts | corrected, counterfactual prompts | copied from D0 | in D0's lexicon | words | CPU-min |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     per = {}
     for ws, row in zip(have, data["per_world"]):
         world = scratch / f"world{ws}"
@@ -82,11 +104,14 @@ def generator_lines(scratch: Path, name: str, have: list[int], data: dict) -> tu
         cf = subset_share(row, records, lambda r: r.meta.get("counterfactual"))
         own = subset_share(row, records, lambda r: r.meta.get("counterfactual") is False)
         copied = np.mean([bool(r.meta.get("copied")) for r in records]) if "copied" in records[0].meta else float("nan")
+        lex = in_lexicon(records, lexicon(world))
+        length = np.mean([len(words(r.hypothesis)) for r in records])
         per[ws] = row["corrected"]
         lines.append(f"| {ws} | {row['n']} | {100 * row['judge_accuracy']:.1f} | {100 * row['raw']:.1f} | "
                      f"{100 * row['corrected']:.1f} | {'pass' if row['corrected'] >= 0.6 else 'FAIL'} | "
                      f"{pct(own)} | {pct(cf)} | "
-                     f"{'–' if np.isnan(copied) else f'{100 * copied:.1f}'} | {cost_of(world, name)} |")
+                     f"{'–' if np.isnan(copied) else f'{100 * copied:.1f}'} | {pct(lex)} | {length:.1f} | "
+                     f"{cost_of(world, name)} |")
     raw = [r["raw"] for r in data["per_world"]]
     lines += ["", f"Over worlds (mean, 95% t interval): raw {fmt_interval(raw)}, corrected "
               f"{fmt_interval(list(per.values()))}.", ""]
@@ -107,12 +132,27 @@ def sample_lines(scratch: Path, name: str, have: list[int], data: dict) -> list[
     return lines
 
 
+def paired_claim(per: dict, a: str, b: str, title: str) -> list[str]:
+    """A − B over the worlds both have: the per-world differences, the t interval, the verdict."""
+    if a not in per or b not in per:
+        return []
+    both = sorted(set(per[a]) & set(per[b]))
+    diff = [per[a][ws] - per[b][ws] for ws in both]
+    e = t_interval(diff)
+    verdict = ("not shown" if not e.has_interval or e.low <= 0 <= e.high
+               else "reproduced" if e.low > 0 else "contradicted")
+    return [f"## {title}", "", f"Worlds {both}: per world {', '.join(f'{100 * d:+.1f}' for d in diff)}; mean "
+            f"{fmt_interval(diff)} points: **{verdict}**.", ""]
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("scratch", type=Path)
     p.add_argument("out", type=Path)
     p.add_argument("--name", action="append", default=None)
     p.add_argument("--worlds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    p.add_argument("--f2", nargs=2, metavar=("GUIDED", "BASE"), help="attempt 2's F2: GUIDED − BASE by world")
+    p.add_argument("--suffix", default="", help="results<suffix>.md, samples<suffix>.md")
     args = p.parse_args(argv)
     names = args.name or ["trained_mle", "trained_ul", "zaug_ul_e3", "offline"]
     results, samples, per = [f"# Label-following ({args.scratch}, worlds {args.worlds})", "",
@@ -126,18 +166,12 @@ def main(argv=None) -> int:
         lines, per[name] = generator_lines(args.scratch, name, *got)
         results += lines
         samples += sample_lines(args.scratch, name, *got)
-    if "trained_mle" in per and "offline" in per:
-        both = sorted(set(per["trained_mle"]) & set(per["offline"]))
-        diff = [per["trained_mle"][ws] - per["offline"][ws] for ws in both]
-        e = t_interval(diff)
-        verdict = ("not shown" if not e.has_interval or e.low <= 0 <= e.high
-                   else "reproduced" if e.low > 0 else "contradicted")
-        results += ["## F1: trained (MLE) − offline, corrected share", "",
-                    f"Worlds {both}: per world {', '.join(f'{100 * d:+.1f}' for d in diff)}; mean "
-                    f"{fmt_interval(diff)} points: **{verdict}**.", ""]
+    results += paired_claim(per, "trained_mle", "offline", "F1: trained (MLE) − offline, corrected share")
+    if args.f2:
+        results += paired_claim(per, *args.f2, f"F2: {args.f2[0]} − {args.f2[1]}, corrected share")
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "results.md").write_text("\n".join(results) + "\n")
-    (args.out / "samples.md").write_text("\n".join(samples) + "\n")
+    (args.out / f"results{args.suffix}.md").write_text("\n".join(results) + "\n")
+    (args.out / f"samples{args.suffix}.md").write_text("\n".join(samples) + "\n")
     print("\n".join(results))
     return 0
 

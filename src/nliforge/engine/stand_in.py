@@ -93,10 +93,20 @@ def check_generator_slots(cfg: DictConfig, slots: Sequence[str]) -> None:
             elif isinstance(one, DictConfig) and str(one.get("kind")) == STAND_IN:
                 raise NLIDataError(no_generator_chosen(where))
             elif isinstance(one, DictConfig):
+                check_no_guidance(one, where)
                 needs_key.append((one, where))
     if not cfg.get("merge"):   # a merge sends no request
         for one, where in needs_key:
             check_api_key(one, where)
+
+
+def check_no_guidance(node: DictConfig, where: str) -> None:
+    """`label_guidance` guides prompts that end with a label token (`{premise}<|label|>`); no pipeline's prompts
+    do (Z-Aug samples whole instances), so a pipeline run refuses it rather than failing at its first request."""
+    w = node.get("label_guidance")
+    if w:
+        raise NLIDataError(f"{where}.label_guidance={w}: no pipeline sends the prompts it guides ({{premise}}<|label|>, "
+                           "e.g. experiments/label_following); set it to 0 for a pipeline run")
 
 
 def check_api_key(node: DictConfig, where: str) -> None:

@@ -43,9 +43,10 @@ def build_backend(cfg: Mapping[str, Any]):
         else:
             from nliforge.generation.backends.nli_generator import NLIGeneratorBackend as cls
 
+        extra = {"label_guidance": float(cfg.get("label_guidance") or 0.0)} if kind == "gpt2_unlikelihood" else {}
         return cls(str(cfg["model"]), batch_size=int(cfg.get("batch_size", 16)),
                    device=str(cfg.get("device", "cpu")), dtype=str(cfg.get("dtype", "float32")),
-                   max_context=cfg.get("max_context"))
+                   max_context=cfg.get("max_context"), **extra)
     from nliforge.generation.backends.endpoints import Endpoints, endpoint_specs
     from nliforge.generation.backends.openai_api import OpenAIChat, OpenAICompletions
 

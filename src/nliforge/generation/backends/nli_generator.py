@@ -6,7 +6,8 @@ of the generator's format (see `nliforge.generation.zaug_format`) and gets the t
 text put in front, as in training. The answer texts are the continuations, label tokens kept:
 for the prompt `""` a whole `{premise}<|label|>{hypothesis}` to read with `parse_generated`, for
 `format_prefix(premise, label)` the hypothesis alone (a label token sampled after the prompt's
-label ends it, as EOS does).
+label ends it, as EOS does). `label_guidance` > 0 decodes hypotheses with label guidance
+(`nliforge.generation.label_guidance`; prompts must then end with a label token).
 """
 
 from __future__ import annotations
@@ -27,8 +28,14 @@ class NLIGeneratorBackend:
     name = "gpt2_unlikelihood"
 
     def __init__(self, model: str, batch_size: int = 64, device: str = "cpu", dtype: str = "float32",
-                 max_context: int | None = None):
-        self._hf = HFLocal(model, batch_size=batch_size, device=device, dtype=dtype, max_context=max_context)
+                 max_context: int | None = None, label_guidance: float = 0.0):
+        kwargs = dict(batch_size=batch_size, device=device, dtype=dtype, max_context=max_context)
+        if label_guidance:
+            from nliforge.generation.label_guidance import GuidedHFLocal
+
+            self._hf = GuidedHFLocal(model, list(LABEL_TOKENS.values()), float(label_guidance), **kwargs)
+        else:
+            self._hf = HFLocal(model, **kwargs)
         self.model, self.batch_size = self._hf.model, self._hf.batch_size
         tokenizer = self._hf._tok
         missing = [t for t in LABEL_TOKENS.values() if t not in tokenizer.get_vocab()]

@@ -15,6 +15,7 @@ from nliforge.generation.types import Failure, GenerationRequest, Sampling
 from nliforge.engine.shared_stages import CACHE_FILE, classifier_run, classifier_stage, merge_ledger, request_seed
 from nliforge.engine.stages import RECORD_FIELDS, PipelineSpec, StageContext, StageOutput, stage
 from nliforge.engine.stand_in import stand_in_note
+from nliforge.errors import NLIDataError
 
 log = logging.getLogger("nliforge.generate")
 
@@ -174,6 +175,9 @@ def use_generator(cfg) -> None:
     gen = cfg.generator
     if "generator_model" not in cfg.pipeline or str(gen.kind) != "gpt2_unlikelihood":
         return
+    if gen.get("label_guidance"):
+        raise NLIDataError(f"generator.label_guidance={gen.label_guidance}: Z-Aug samples whole instances (an empty "
+                           "prompt), which end with no label token to guide; set it to 0")
     if gen.get("train"):
         cfg.pipeline.generator_model = OmegaConf.merge(cfg.pipeline.generator_model, gen.train)
     if gen.get("init_from"):
