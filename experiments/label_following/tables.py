@@ -6,7 +6,8 @@ For each generator NAME (a folder R/world<ws>/<NAME>/dataset.jsonl; `offline` is
 label-following of every world that has it and its judge, measured by `nliforge-analyze label-following`
 (into R/measure/<NAME>/), then OUT_DIR/results.md (per world and over worlds; F1: trained_mle - offline) and
 OUT_DIR/samples.md (20 kept pairs per world and generator, drawn by random.Random(world seed)).
-`--f2 GUIDED BASE`: attempt 2's F2 (GUIDED − BASE, paired by world); `--suffix _x` writes results_x.md, samples_x.md.
+`--f2 GUIDED BASE`: attempt 2's F2 (GUIDED − BASE, paired by world); `--suffix _x` writes results_x.md, samples_x.md
+and units_x.csv (every generator's raw and corrected share per world, the rows summary.csv reads).
 """
 
 from __future__ import annotations
@@ -93,6 +94,12 @@ def fmt_interval(values: list[float]) -> str:
     return f"{100 * e.estimate:.1f} [{100 * e.low:.1f}, {100 * e.high:.1f}] (n = {e.n_worlds})"
 
 
+def unit_rows(name: str, have: list[int], data: dict) -> list[str]:
+    """CSV rows (row, world_seed, seed, eval_set, value) of one generator: its raw and corrected share per world."""
+    return [f"{name},{ws},0,{kind},{row[kind]:.6f}" for ws, row in zip(have, data["per_world"])
+            for kind in ("raw", "corrected")]
+
+
 def generator_lines(scratch: Path, name: str, have: list[int], data: dict) -> tuple[list[str], dict[int, float]]:
     lines = [f"### `{name}`", "", "| world | kept pairs | judge acc. (held-out) | raw | corrected | G2 | corrected, "
              "own-label prompts | corrected, counterfactual prompts | copied from D0 | in D0's lexicon | words | CPU-min |",
@@ -151,7 +158,8 @@ def main(argv=None) -> int:
     p.add_argument("out", type=Path)
     p.add_argument("--name", action="append", default=None)
     p.add_argument("--worlds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    p.add_argument("--f2", nargs=2, metavar=("GUIDED", "BASE"), help="attempt 2's F2: GUIDED − BASE by world")
+    p.add_argument("--f2", nargs=2, action="append", default=[], metavar=("GUIDED", "BASE"),
+                   help="F2: GUIDED − BASE by world (repeatable)")
     p.add_argument("--suffix", default="", help="results<suffix>.md, samples<suffix>.md")
     args = p.parse_args(argv)
     names = args.name or ["trained_mle", "trained_ul", "zaug_ul_e3", "offline"]
@@ -159,19 +167,22 @@ def main(argv=None) -> int:
                              "Shares in %. corrected: by the judge's confusion matrix on the world's held-out test "
                              "pairs (`nliforge-analyze label-following`). G2: corrected ≥ 60%.", ""], [
                              "# Sampled kept pairs (20 per world, random.Random(world seed))", ""], {}
+    units = ["row,world_seed,seed,eval_set,value"]
     for name in names:
         got = measure(args.scratch, name, args.worlds)
         if got is None:
             continue
+        units += unit_rows(name, *got)
         lines, per[name] = generator_lines(args.scratch, name, *got)
         results += lines
         samples += sample_lines(args.scratch, name, *got)
     results += paired_claim(per, "trained_mle", "offline", "F1: trained (MLE) − offline, corrected share")
-    if args.f2:
-        results += paired_claim(per, *args.f2, f"F2: {args.f2[0]} − {args.f2[1]}, corrected share")
+    for a, b in args.f2:
+        results += paired_claim(per, a, b, f"F2: {a} − {b}, corrected share")
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"results{args.suffix}.md").write_text("\n".join(results) + "\n")
     (args.out / f"samples{args.suffix}.md").write_text("\n".join(samples) + "\n")
+    (args.out / f"units{args.suffix}.csv").write_text("\n".join(units) + "\n")
     print("\n".join(results))
     return 0
 
