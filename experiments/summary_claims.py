@@ -11,6 +11,7 @@ real text once `real_text/results_r1r4.csv` is committed:
 from __future__ import annotations
 
 from experiments.summary_claim import Claim
+from experiments.summary_claims_generators import LABEL_FOLLOWING
 from experiments.summary_claims_mechanism import LABELLER, MECHANISM, WANLI3
 from experiments.summary_claims_real_effects import REAL_EFFECTS
 from experiments.summary_claims_zaug import POE_FIRST, ZAUG, ZAUG_FIVE, ZAUG_SETS, consistency
@@ -280,4 +281,4 @@ REAL_WORLDS = [   # R5: the real-text claims again with a world as the unit (exp
 ]
 
 CLAIMS = [*CALIBRATION_AND_PREMISE, *MAX_VARIABILITY, *WANLI, *MECHANISM, *LABELLER, *WANLI_SMOLLM2, *CONSISTENCY, *ZAUG_SETS, *POE_FIRST, *ZAUG_FIVE,
-          *DISCO_AND_COMBINED, *NLI_SET_AND_REAL, *REAL_WORLDS, *REAL_EFFECTS]
+          *DISCO_AND_COMBINED, *NLI_SET_AND_REAL, *REAL_WORLDS, *REAL_EFFECTS, *LABEL_FOLLOWING]

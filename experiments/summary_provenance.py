@@ -51,6 +51,7 @@ RULES: tuple[tuple[str, str, str], ...] = (
     (r"^zfilter_training/results", "fresh_draw_floor", SUPERSEDED),
     (r"^(wanli_generated|disco_table3|combined|zfilter_training|real_lm)/", "fresh_draw_floor", STALE),
     (r"^nli_set/", "no_floor", CURRENT),
+    (r"^label_following/", "no_floor", CURRENT),   # a generator's label-following: no trained arms
     (r"^real_effects/README\.md$", "not_run", "not run"),   # real_effects: what was not run
     (r"^real_effects/", "d0_floor", CURRENT),   # real_effects: disjoint parts as worlds
     (r"^real_text/results(_r1r4)?\.csv$", "d0_floor", STALE),   # one sample, the example as the unit

@@ -88,6 +88,26 @@ class Paired:
 
 
 @dataclass(frozen=True)
+class UnitRow:
+    """One row's value on one eval set of a per-unit CSV (the layout `Paired` reads), in points, per world; over
+    worlds the mean and t interval (a generator's label-following share, `label_following/units_*.csv`)."""
+    files: tuple[str, ...]
+    row: str
+    eval_set: str
+
+    def per_world(self, root: Path) -> dict[int, float]:
+        m = read_csv(root, self.files[0], {"row", "world_seed", "eval_set", "value"})
+        m = m[(m["row"] == self.row) & (m["eval_set"] == self.eval_set)]
+        if m.empty:
+            raise NLIDataError(f"{root / self.files[0]}: no row {self.row!r} on {self.eval_set!r}")
+        return {int(ws): 100 * float(cell["value"].mean()) for ws, cell in m.groupby("world_seed")}
+
+    def read(self, root: Path) -> Estimate:
+        values = self.per_world(root)
+        return t_interval([values[w] for w in sorted(values)])
+
+
+@dataclass(frozen=True)
 class SeedColumn:
     """Mean over training seeds of `column` (minus |`minus_abs`|), per world: one CSV per world."""
     files: tuple[str, ...]

@@ -1,0 +1,35 @@
+"""Label-following claims of `experiments/summary.csv` (experiments/label_following/README.md): the share of pairs
+a generator writes with the label it was asked for, judge-corrected, over the synthetic worlds; and whether label
+guidance raises it (F2, attempts 2-4, stated before each run)."""
+
+from __future__ import annotations
+
+from experiments.summary_claim import Claim
+from experiments.summary_sources import Paired, UnitRow
+
+UNITS = "label_following/units_guided.csv"
+ZAUG_GEN = "the configured Z-Aug generator (tiny GPT-2, λ = 0.5, 3 epochs, on each world's D0)"
+F2_FAMILY = "label guidance F2 (attempts 2-4)"
+
+
+def share(row: str, what: str, g2: str) -> Claim:
+    return Claim(f"Label-following of {what}: pairs whose judged label is the intended one, judge-corrected "
+                 "(G2 needs >= 60% in every world; %)", "Z-Aug §2.1 (a label-conditioned generator)", "– (design)",
+                 UnitRow((UNITS,), row, "corrected"), kind="descriptive", diagnosis=g2)
+
+
+def guided(w: str) -> Claim:
+    return Claim(f"Label guidance (w = {w}) raises the label-following of {ZAUG_GEN}: guided − unguided, "
+                 "judge-corrected share (F2; points)", "Z-Aug §2.1; classifier-free guidance (design)", "– (design)",
+                 Paired((UNITS,), f"guided_w{w}", "zaug_ul_e3", eval_set="corrected"), family=F2_FAMILY)
+
+
+LABEL_FOLLOWING = [
+    share("zaug_ul_e3", ZAUG_GEN + ", sampled plainly", "G2 fails in every world: the premise predicts the label "
+          "in D0 and the generator reads the label token little"),
+    share("guided_w1", f"{ZAUG_GEN}, label guidance w = 1", "G2 fails in world 0 only"),
+    share("guided_w2", f"{ZAUG_GEN}, label guidance w = 2", "G2 fails in world 0 only"),
+    share("guided_w4", f"{ZAUG_GEN}, label guidance w = 4", "G2 fails in worlds 0 and 2; hypotheses leave D0's "
+          "lexicon more often"),
+    *(guided(w) for w in ("1", "2", "4")),
+]
