@@ -14,7 +14,7 @@ import pytest
 from experiments import summary
 from experiments.summary_claims import CLAIMS
 from experiments.summary_real import R1R4, RealWorlds, wilson
-from experiments.summary_sources import Paired, SeedColumn
+from experiments.summary_sources import Paired, SeedColumn, UnitRow
 from experiments.summary_stats import Estimate, t_interval, verdict
 from nliforge.errors import NLIDataError
 
@@ -122,6 +122,17 @@ def test_paired_reader_by_hand(tmp_path):
     assert e.estimate == pytest.approx(4.0) and e.low == pytest.approx(4.0 - 25.41, abs=0.01)
     with pytest.raises(NLIDataError, match="t.csv.*'A'.*'missing'"):
         Paired(("t.csv",), "A", "missing").read(tmp_path)
+
+
+def test_unit_row_reader_by_hand(tmp_path):
+    rows = [("g", 0, 0, "corrected", 0.50), ("g", 1, 0, "corrected", 0.70), ("g", 0, 0, "raw", 0.1),
+            ("h", 0, 0, "corrected", 0.9)]
+    pd.DataFrame(rows, columns=["row", "world_seed", "seed", "eval_set", "value"]).to_csv(tmp_path / "u.csv", index=False)
+    e = UnitRow(("u.csv",), "g", "corrected").read(tmp_path)   # per world 50 and 70 points: 60 [-67.06, 187.06]
+    assert e.per_unit == (pytest.approx(50.0), pytest.approx(70.0)) and e.estimate == pytest.approx(60.0)
+    assert e.low == pytest.approx(60.0 - 127.06, abs=0.01)
+    with pytest.raises(NLIDataError, match="u.csv: no row 'g' on 'other'"):
+        UnitRow(("u.csv",), "g", "other").read(tmp_path)
 
 
 def test_r1r4_reader(tmp_path):
