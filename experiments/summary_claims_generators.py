@@ -8,14 +8,16 @@ from experiments.summary_claim import Claim
 from experiments.summary_sources import Paired, UnitRow
 
 UNITS = "label_following/units_guided.csv"
+UNITS5 = "label_following/units_lambda1.csv"   # attempt 5: λ = 1.0
 ZAUG_GEN = "the configured Z-Aug generator (tiny GPT-2, λ = 0.5, 3 epochs, on each world's D0)"
-F2_FAMILY = "label guidance F2 (attempts 2-4)"
+ZAUG_GEN1 = "the Z-Aug generator at λ = 1.0 (tiny GPT-2, 3 epochs, on each world's D0)"
+F2_FAMILY = "label guidance F2 (attempts 2-5)"
 
 
-def share(row: str, what: str, g2: str) -> Claim:
+def share(row: str, what: str, g2: str, units: str = UNITS) -> Claim:
     return Claim(f"Label-following of {what}: pairs whose judged label is the intended one, judge-corrected "
                  "(G2 needs >= 60% in every world; %)", "Z-Aug §2.1 (a label-conditioned generator)", "– (design)",
-                 UnitRow((UNITS,), row, "corrected"), kind="descriptive", diagnosis=g2)
+                 UnitRow((units,), row, "corrected"), kind="descriptive", diagnosis=g2)
 
 
 def guided(w: str) -> Claim:
@@ -32,4 +34,12 @@ LABEL_FOLLOWING = [
     share("guided_w4", f"{ZAUG_GEN}, label guidance w = 4", "G2 fails in worlds 0 and 2; hypotheses leave D0's "
           "lexicon more often"),
     *(guided(w) for w in ("1", "2", "4")),
+    share("zaug_ul1_e3", ZAUG_GEN1 + ", sampled plainly", "G2 fails in every world", UNITS5),
+    share("guided1_w2", ZAUG_GEN1 + ", label guidance w = 2", "G2 fails in world 0 only", UNITS5),
+    Claim(f"Label guidance (w = 2) raises the label-following of {ZAUG_GEN1}: guided − unguided, judge-corrected "
+          "share (F2, attempt 5; points)", "Z-Aug §2.1; classifier-free guidance (design)", "– (design)",
+          Paired((UNITS5,), "guided1_w2", "zaug_ul1_e3", eval_set="corrected"), family=F2_FAMILY),
+    Claim("A stronger label-consistency term (λ = 1.0 − λ = 0.5), unguided label-following, judge-corrected share "
+          "(not a stated criterion; points)", "Z-Aug §2.2.1", "– (design)",
+          Paired((UNITS5,), "zaug_ul1_e3", "zaug_ul_e3", eval_set="corrected"), kind="descriptive"),
 ]
