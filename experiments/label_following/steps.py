@@ -5,6 +5,7 @@
                                                 [--epochs E --n-layer L --n-embd D --lam LAMBDA]
     python -m experiments.label_following.steps offline --scratch R --world-seed WS [--max-per-label 100]
     python -m experiments.label_following.steps guided  --scratch R --world-seed WS --from NAME --w W [--name N]
+    python -m experiments.label_following.steps whole   --scratch R --world-seed WS --from NAME [--name N]
 
 `judge`: the world's artifact-free test split as held-out pairs (R/world<WS>/heldout.jsonl) and, once for all
 worlds, the measuring instrument: the tiny classifier on 8,000 artifact-free pairs of world 9 (nliforge-train).
@@ -12,7 +13,9 @@ worlds, the measuring instrument: the tiny classifier on 8,000 artifact-free pai
 prompt (300 D0 premises x 3 labels) -> R/world<WS>/<NAME>/dataset.jsonl with meta.intended_label; the CPU seconds
 of training and sampling in cost.json. `offline`: the WANLI pipeline of wanli_generated up to its parse stage
 (R/world<WS>/offline/dataset.jsonl). `guided`: the generator trained by an earlier `trained` step (--from NAME),
-sampled again on the same prompts with label guidance of weight W (README, attempt 2). One thread (torch.set_num_threads(1), num_threads=1).
+sampled again on the same prompts with label guidance of weight W (README, attempt 2). `whole`: that generator as
+the Z-Aug pipeline samples it (whole instances from an empty prompt; the intended label is the label token it
+sampled), 900 samples. One thread (torch.set_num_threads(1), num_threads=1).
 """
 
 from __future__ import annotations
@@ -159,6 +162,37 @@ def step_guided(world: Path, ws: int, args) -> None:
     write_jsonl(records, out / "dataset.jsonl")
 
 
+def step_whole(world: Path, ws: int, args) -> None:
+    """The generator of `args.source` sampled as Z-Aug's pipeline does: 900 whole instances, the label its own."""
+    import torch
+
+    from nliforge.data.jsonl import write_jsonl
+    from nliforge.data.records import Record
+    from nliforge.generation.backends.nli_generator import NLIGeneratorBackend
+    from nliforge.generation.types import GenerationRequest, Response, Sampling
+    from nliforge.generation.zaug_format import parse_generated
+
+    torch.set_num_threads(1)
+    source, out = world / args.source / "generator", world / args.name
+    if (out / "dataset.jsonl").is_file():
+        return
+    c0 = cpu_seconds()
+    backend = NLIGeneratorBackend(str(source), batch_size=64)
+    sampling = Sampling(max_tokens=96, temperature=1.0, top_p=1.0, stop=())
+    reqs = [GenerationRequest(f"w{ws}-whole-{i}", "", sampling, n=1, seed=ws * 10**6 + i) for i in range(3 * N_PREMISES)]
+    records = []
+    for req, ans in zip(reqs, backend.generate_batch(reqs)):
+        parsed = parse_generated(ans.texts[0]) if isinstance(ans, Response) else None
+        if parsed is not None:
+            records.append(Record(req.uid, parsed[0], parsed[2], None, "label_following",
+                                  {"intended_label": parsed[1], "whole": True}))
+    out.mkdir(parents=True, exist_ok=True)
+    cost = {"train_cpu_s": 0.0, "sample_cpu_s": cpu_seconds() - c0, "kept": len(records), "prompts": len(reqs),
+            "generator": str(source)}
+    (out / "cost.json").write_text(json.dumps(cost, indent=1) + "\n")
+    write_jsonl(records, out / "dataset.jsonl")
+
+
 def step_offline(world: Path, ws: int, max_per_label: int) -> None:
     """The WANLI pipeline of wanli_generated up to the parse stage (every parsed pair, before the filters)."""
     out = world / "offline"
@@ -178,7 +212,7 @@ def step_offline(world: Path, ws: int, max_per_label: int) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("step", choices=("judge", "trained", "offline", "guided"))
+    p.add_argument("step", choices=("judge", "trained", "offline", "guided", "whole"))
     p.add_argument("--scratch", type=Path, required=True)
     p.add_argument("--world-seed", type=int, required=True)
     p.add_argument("--name", default="trained_mle")
@@ -194,6 +228,8 @@ def main(argv=None) -> int:
     world.mkdir(parents=True, exist_ok=True)
     if args.step == "judge":
         step_judge(world, args.world_seed)
+    elif args.step == "whole":
+        step_whole(world, args.world_seed, args)
     elif args.step == "guided":
         step_guided(world, args.world_seed, args)
     elif args.step == "offline":
