@@ -9,6 +9,7 @@ from experiments.summary_sources import Paired, UnitRow
 
 UNITS = "label_following/units_guided.csv"
 UNITS5 = "label_following/units_lambda1.csv"   # attempt 5: λ = 1.0
+UNITS_WHOLE = "label_following/units_whole.csv"   # whole instances, as the Z-Aug pipeline samples
 ZAUG_GEN = "the configured Z-Aug generator (tiny GPT-2, λ = 0.5, 3 epochs, on each world's D0)"
 ZAUG_GEN1 = "the Z-Aug generator at λ = 1.0 (tiny GPT-2, 3 epochs, on each world's D0)"
 F2_FAMILY = "label guidance F2 (attempts 2-5)"
@@ -39,6 +40,10 @@ LABEL_FOLLOWING = [
     Claim(f"Label guidance (w = 2) raises the label-following of {ZAUG_GEN1}: guided − unguided, judge-corrected "
           "share (F2, attempt 5; points)", "Z-Aug §2.1; classifier-free guidance (design)", "– (design)",
           Paired((UNITS5,), "guided1_w2", "zaug_ul1_e3", eval_set="corrected"), family=F2_FAMILY),
+    Claim(f"Label-following of {ZAUG_GEN} as the Z-Aug pipeline samples it (whole instances; the label is the one it "
+          "wrote): the hypothesis holds that label, judge-corrected (%)", "Z-Aug §3 (sampling)", "– (design)",
+          UnitRow((UNITS_WHOLE,), "zaug_whole", "corrected"), kind="descriptive",
+          diagnosis="at or above 60% in every world (no criterion stated)"),
     Claim("A stronger label-consistency term (λ = 1.0 − λ = 0.5), unguided label-following, judge-corrected share "
           "(not a stated criterion; points)", "Z-Aug §2.2.1", "– (design)",
           Paired((UNITS5,), "zaug_ul1_e3", "zaug_ul_e3", eval_set="corrected"), kind="descriptive"),
