@@ -17,8 +17,8 @@ F2_FAMILY = "label guidance F2 (attempts 2-5)"
 
 def share(row: str, what: str, g2: str, units: str = UNITS) -> Claim:
     return Claim(f"Label-following of {what}: pairs whose judged label is the intended one, judge-corrected "
-                 "(G2 needs >= 60% in every world; %)", "Z-Aug §2.1 (a label-conditioned generator)", "– (design)",
-                 UnitRow((units,), row, "corrected"), kind="descriptive", diagnosis=g2)
+                 "(%)", "Z-Aug §2.1 (a label-conditioned generator)", "– (design)",
+                 UnitRow((units,), row, "corrected"), kind="descriptive", diagnosis=g2 + " (G2: >= 60% in every world)")
 
 
 def guided(w: str) -> Claim:

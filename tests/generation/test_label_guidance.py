@@ -16,7 +16,7 @@ from nliforge.data.labels import LABELS
 from nliforge.data.records import Record
 from nliforge.generation.backends import build_backend
 from nliforge.generation.backends.nli_generator import NLIGeneratorBackend
-from nliforge.generation.label_guidance import GuidedHFLocal, guided_scores, label_variants
+from nliforge.generation.backends.label_guidance import GuidedHFLocal, guided_scores, label_variants
 from nliforge.generation.types import GenerationError, GenerationRequest, Response, Sampling
 from nliforge.generation.zaug_format import format_prefix
 from nliforge.models.generator_train import train_generator

@@ -7,7 +7,7 @@ text put in front, as in training. The answer texts are the continuations, label
 for the prompt `""` a whole `{premise}<|label|>{hypothesis}` to read with `parse_generated`, for
 `format_prefix(premise, label)` the hypothesis alone (a label token sampled after the prompt's
 label ends it, as EOS does). `label_guidance` > 0 decodes hypotheses with label guidance
-(`nliforge.generation.label_guidance`; prompts must then end with a label token).
+(`nliforge.generation.backends.label_guidance`; prompts must then end with a label token).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class NLIGeneratorBackend:
                  max_context: int | None = None, label_guidance: float = 0.0):
         kwargs = dict(batch_size=batch_size, device=device, dtype=dtype, max_context=max_context)
         if label_guidance:
-            from nliforge.generation.label_guidance import GuidedHFLocal
+            from nliforge.generation.backends.label_guidance import GuidedHFLocal
 
             self._hf = GuidedHFLocal(model, list(LABEL_TOKENS.values()), float(label_guidance), **kwargs)
         else:
