@@ -140,42 +140,52 @@ def step_trained(world: Path, ws: int, args) -> None:
     write_jsonl(records, out / "dataset.jsonl")
 
 
-def step_guided(world: Path, ws: int, args) -> None:
-    """Attempt 2: the generator of `args.source` (trained, not retrained), sampled with label guidance args.w."""
+def from_trained(world: Path, args) -> tuple[Path, Path] | None:
+    """(the trained generator of `args.source`, the output folder), or None when the output is already there."""
     import torch
-
-    from nliforge.data.jsonl import write_jsonl
 
     torch.set_num_threads(1)
     source, out = world / args.source / "generator", world / args.name
     if (out / "dataset.jsonl").is_file():
-        return
+        return None
     if not (source / "config.json").is_file():
         raise SystemExit(f"{source}: no trained generator (run the `trained` step --name {args.source} first)")
-    d0 = world_split(ws, N_D0, "train_biased", world.parent / "worlds")
-    t0, c0 = time.time(), cpu_seconds()
-    records = sample(source, prompts(ws, d0), ws, guidance=args.w)
+    return source, out
+
+
+def write_set(out: Path, records: list, cost: dict) -> None:
+    from nliforge.data.jsonl import write_jsonl
+
     out.mkdir(parents=True, exist_ok=True)
-    cost = {"train_cpu_s": 0.0, "sample_cpu_s": cpu_seconds() - c0, "sample_wall_s": time.time() - t0,
-            "kept": len(records), "prompts": 3 * N_PREMISES, "generator": str(source), "label_guidance": args.w}
     (out / "cost.json").write_text(json.dumps(cost, indent=1) + "\n")
     write_jsonl(records, out / "dataset.jsonl")
 
 
+def step_guided(world: Path, ws: int, args) -> None:
+    """Attempt 2: the generator of `args.source` (trained, not retrained), sampled with label guidance args.w."""
+    paths = from_trained(world, args)
+    if paths is None:
+        return
+    source, out = paths
+    d0 = world_split(ws, N_D0, "train_biased", world.parent / "worlds")
+    t0, c0 = time.time(), cpu_seconds()
+    records = sample(source, prompts(ws, d0), ws, guidance=args.w)
+    write_set(out, records, {"train_cpu_s": 0.0, "sample_cpu_s": cpu_seconds() - c0, "sample_wall_s": time.time() - t0,
+                             "kept": len(records), "prompts": 3 * N_PREMISES, "generator": str(source),
+                             "label_guidance": args.w})
+
+
 def step_whole(world: Path, ws: int, args) -> None:
     """The generator of `args.source` sampled as Z-Aug's pipeline does: 900 whole instances, the label its own."""
-    import torch
-
-    from nliforge.data.jsonl import write_jsonl
     from nliforge.data.records import Record
     from nliforge.generation.backends.nli_generator import NLIGeneratorBackend
     from nliforge.generation.types import GenerationRequest, Response, Sampling
     from nliforge.generation.zaug_format import parse_generated
 
-    torch.set_num_threads(1)
-    source, out = world / args.source / "generator", world / args.name
-    if (out / "dataset.jsonl").is_file():
+    paths = from_trained(world, args)
+    if paths is None:
         return
+    source, out = paths
     c0 = cpu_seconds()
     backend = NLIGeneratorBackend(str(source), batch_size=64)
     sampling = Sampling(max_tokens=96, temperature=1.0, top_p=1.0, stop=())
@@ -186,11 +196,8 @@ def step_whole(world: Path, ws: int, args) -> None:
         if parsed is not None:
             records.append(Record(req.uid, parsed[0], parsed[2], None, "label_following",
                                   {"intended_label": parsed[1], "whole": True}))
-    out.mkdir(parents=True, exist_ok=True)
-    cost = {"train_cpu_s": 0.0, "sample_cpu_s": cpu_seconds() - c0, "kept": len(records), "prompts": len(reqs),
-            "generator": str(source)}
-    (out / "cost.json").write_text(json.dumps(cost, indent=1) + "\n")
-    write_jsonl(records, out / "dataset.jsonl")
+    write_set(out, records, {"train_cpu_s": 0.0, "sample_cpu_s": cpu_seconds() - c0, "kept": len(records),
+                             "prompts": len(reqs), "generator": str(source)})
 
 
 def step_offline(world: Path, ws: int, max_per_label: int) -> None:

@@ -192,14 +192,18 @@ class HFLocal:
                 cache.batch_select_indices(index)
                 mask, positions = mask[index], positions[index]
                 present = [present[k] for k in live]
-            mask = torch.cat([mask, mask.new_ones((len(present), 1))], dim=-1)
-            step = torch.tensor([[rows[i].tokens[-1] if rows[i].finish is None else self._pad]
-                                 for i in present], device=self.device)
-            out = self._lm(input_ids=step, attention_mask=mask, position_ids=positions, use_cache=True,
-                           **{self._cache_arg: cache})
-            logits, cache, positions = out.logits[:, -1, :], _cache_of(out), positions + 1
+            tokens = [rows[i].tokens[-1] if rows[i].finish is None else self._pad for i in present]
+            logits, cache, mask, positions = self._step(tokens, mask, positions, cache)
         return [self._response(requests[r], prompts[r], [row for row in rows if row.request == r])
                 for r in range(len(requests))]
+
+    def _step(self, tokens: list[int], mask, positions, cache):
+        """One decoding step, a token per cache row in: (last-position logits, cache, mask, positions) out."""
+        mask = torch.cat([mask, mask.new_ones((mask.size(0), 1))], dim=-1)
+        step = torch.tensor([[token] for token in tokens], device=self.device)
+        out = self._lm(input_ids=step, attention_mask=mask, position_ids=positions, use_cache=True,
+                       **{self._cache_arg: cache})
+        return out.logits[:, -1, :], _cache_of(out), mask, positions + 1
 
     def _row(self, r: int, req: GenerationRequest, sample_index: int) -> _Row:
         s = req.sampling

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import torch
 
-from nliforge.generation.backends.hf_local import HFLocal, _cache_of, _sample
+from nliforge.generation.backends.hf_local import HFLocal, _sample
 from nliforge.generation.types import GenerationError, GenerationRequest, Response
 
 
@@ -63,11 +63,8 @@ def generate_guided(hf, requests: list[GenerationRequest], prompts: list[list[in
             cache.batch_select_indices(index)
             mask, positions = mask[index], positions[index]
             present = [present[j] for j in live]
-        mask = torch.cat([mask, mask.new_ones((mask.size(0), 1))], dim=-1)
-        step = torch.tensor([[rows[i].tokens[-1]] for i in present for _ in range(k)], device=hf.device)
-        out = hf._lm(input_ids=step, attention_mask=mask, position_ids=positions, use_cache=True,
-                     **{hf._cache_arg: cache})
-        logits, cache, positions = out.logits[:, -1, :], _cache_of(out), positions + 1
+        tokens = [rows[i].tokens[-1] for i in present for _ in range(k)]
+        logits, cache, mask, positions = hf._step(tokens, mask, positions, cache)
     return [hf._response(requests[r], prompts[r], [row for row in rows if row.request == r])
             for r in range(len(requests))]
 
