@@ -178,24 +178,31 @@ class HFLocal:
         fan_out = torch.tensor([row.request for row in rows], device=self.device)
         cache.batch_select_indices(fan_out)
         logits, mask = logits[fan_out], mask[fan_out]
+        self._decode(rows, logits, cache, mask)
+        return [self._response(requests[r], prompts[r], [row for row in rows if row.request == r])
+                for r in range(len(requests))]
+
+    def _decode(self, rows: list[_Row], logits, cache, mask, group: int = 1, scores=None) -> None:
+        """Sample every row to its end. Each row owns `group` consecutive cache rows, all fed its token;
+        `scores(logits, n_rows)` turns the cache rows' logits into one row of sampling scores per row (default:
+        the logits themselves, group 1). Finished rows are pruned from the cache in bulk."""
         positions = mask.sum(-1, keepdim=True)
         present = list(range(len(rows)))  # rows in the batch, finished ones until pruned
         while True:
+            s = logits if scores is None else scores(logits, len(present))
             live = [k for k, i in enumerate(present) if rows[i].finish is None]
-            for k, token in zip(live, _sample([rows[present[k]] for k in live], logits[live])):
+            for k, token in zip(live, _sample([rows[present[k]] for k in live], s[live])):
                 self._advance(rows[present[k]], token)
             live = [k for k, i in enumerate(present) if rows[i].finish is None]
             if not live:
-                break
+                return
             if 4 * (len(present) - len(live)) >= len(present):  # prune finished rows in bulk
-                index = torch.tensor(live, device=self.device)
+                index = torch.tensor([k * group + g for k in live for g in range(group)], device=self.device)
                 cache.batch_select_indices(index)
                 mask, positions = mask[index], positions[index]
                 present = [present[k] for k in live]
-            tokens = [rows[i].tokens[-1] if rows[i].finish is None else self._pad for i in present]
+            tokens = [rows[i].tokens[-1] if rows[i].finish is None else self._pad for i in present for _ in range(group)]
             logits, cache, mask, positions = self._step(tokens, mask, positions, cache)
-        return [self._response(requests[r], prompts[r], [row for row in rows if row.request == r])
-                for r in range(len(requests))]
 
     def _step(self, tokens: list[int], mask, positions, cache):
         """One decoding step, a token per cache row in: (last-position logits, cache, mask, positions) out."""

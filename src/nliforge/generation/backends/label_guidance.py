@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import torch
 
-from nliforge.generation.backends.hf_local import HFLocal, _sample
+from nliforge.generation.backends.hf_local import HFLocal
 from nliforge.generation.types import GenerationError, GenerationRequest, Response
 
 
@@ -48,23 +48,8 @@ def generate_guided(hf, requests: list[GenerationRequest], prompts: list[list[in
     fan_out = torch.tensor([row.request * k + j for row in rows for j in range(k)], device=hf.device)
     cache.batch_select_indices(fan_out)
     logits, mask = logits[fan_out], mask[fan_out]
-    positions = mask.sum(-1, keepdim=True)
-    present = list(range(len(rows)))
-    while True:
-        scores = guided_scores(torch.log_softmax(logits.float(), -1).view(len(present), k, -1), w)
-        live = [j for j, i in enumerate(present) if rows[i].finish is None]
-        for j, token in zip(live, _sample([rows[present[j]] for j in live], scores[live])):
-            hf._advance(rows[present[j]], token)
-        live = [j for j, i in enumerate(present) if rows[i].finish is None]
-        if not live:
-            break
-        if len(live) < len(present):
-            index = torch.tensor([j * k + v for j in live for v in range(k)], device=hf.device)
-            cache.batch_select_indices(index)
-            mask, positions = mask[index], positions[index]
-            present = [present[j] for j in live]
-        tokens = [rows[i].tokens[-1] for i in present for _ in range(k)]
-        logits, cache, mask, positions = hf._step(tokens, mask, positions, cache)
+    hf._decode(rows, logits, cache, mask, group=k,
+               scores=lambda lg, n: guided_scores(torch.log_softmax(lg.float(), -1).view(n, k, -1), w))
     return [hf._response(requests[r], prompts[r], [row for row in rows if row.request == r])
             for r in range(len(requests))]
 
