@@ -10,6 +10,7 @@ from experiments.summary_sources import Paired, UnitRow
 UNITS = "label_following/units_guided.csv"
 UNITS5 = "label_following/units_lambda1.csv"   # attempt 5: λ = 1.0
 UNITS_WHOLE = "label_following/units_whole.csv"   # whole instances, as the Z-Aug pipeline samples
+UNITS_OFFLINE = "label_following/units_offline.csv"   # wanli_generated's offline generator, and the others again
 ZAUG_GEN = "the configured Z-Aug generator (tiny GPT-2, λ = 0.5, 3 epochs, on each world's D0)"
 ZAUG_GEN1 = "the Z-Aug generator at λ = 1.0 (tiny GPT-2, 3 epochs, on each world's D0)"
 F2_FAMILY = "label guidance F2 (attempts 2-5)"
@@ -44,6 +45,11 @@ LABEL_FOLLOWING = [
           "wrote): the hypothesis holds that label, judge-corrected (%)", "Z-Aug §3 (sampling)", "– (design)",
           UnitRow((UNITS_WHOLE,), "zaug_whole", "corrected"), kind="descriptive",
           diagnosis="at or above 60% in every world (no criterion stated)"),
+    share("offline", "the offline generator of wanli_generated (the WANLI pipeline's stand-in LM, trained on D0 "
+          "without labels)", "G2 fails in every world: chance", UNITS_OFFLINE),
+    Claim(f"Label-following, {ZAUG_GEN1} with label guidance w = 2 − the offline generator, judge-corrected share "
+          "(descriptive; points)", "Z-Aug §2.1; WANLI §2.2", "– (design)",
+          Paired((UNITS_OFFLINE,), "guided1_w2", "offline", eval_set="corrected"), kind="descriptive"),
     Claim("A stronger label-consistency term (λ = 1.0 − λ = 0.5), unguided label-following, judge-corrected share "
           "(not a stated criterion; points)", "Z-Aug §2.2.1", "– (design)",
           Paired((UNITS5,), "zaug_ul1_e3", "zaug_ul_e3", eval_set="corrected"), kind="descriptive"),

@@ -160,6 +160,8 @@ def main(argv=None) -> int:
     p.add_argument("--worlds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     p.add_argument("--f2", nargs=2, action="append", default=[], metavar=("GUIDED", "BASE"),
                    help="F2: GUIDED − BASE by world (repeatable)")
+    p.add_argument("--diff", nargs=2, action="append", default=[], metavar=("A", "B"),
+                   help="A − B by world, descriptive (no criterion; repeatable)")
     p.add_argument("--suffix", default="", help="results<suffix>.md, samples<suffix>.md")
     args = p.parse_args(argv)
     names = args.name or ["trained_mle", "trained_ul", "zaug_ul_e3", "offline"]
@@ -179,6 +181,9 @@ def main(argv=None) -> int:
     results += paired_claim(per, "trained_mle", "offline", "F1: trained (MLE) − offline, corrected share")
     for a, b in args.f2:
         results += paired_claim(per, a, b, f"F2: {a} − {b}, corrected share")
+    for a, b in args.diff:
+        results += paired_claim(per, a, b, f"{a} − {b}, corrected share (descriptive: the verdict word is the "
+                                           "interval's position, no criterion was stated)")
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"results{args.suffix}.md").write_text("\n".join(results) + "\n")
     (args.out / f"samples{args.suffix}.md").write_text("\n".join(samples) + "\n")
