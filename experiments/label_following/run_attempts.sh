@@ -3,7 +3,8 @@
 # judge and attempt 1's generators (`zaug_ul_e3`, trained here when missing); every step resumable.
 #   bash experiments/label_following/run_attempts.sh   # -> results_{guided,lambda1,whole,offline}*.md, units_*.csv
 # Scratch: $NLIFORGE_EXP (default /tmp/nliforge_exp/label_following). One thread per process; about 40 CPU-minutes
-# from attempt 1's generators (the offline generator ~5 per world, λ = 1.0 training ~2-4 per world).
+# from attempt 1's generators (the offline generator ~5-11 per world, λ = 1.0 training ~4 per world). Kernels pinned
+# (common.sh): every committed table comes out again except the offline generator's, made unpinned (README).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../common.sh"
