@@ -170,26 +170,36 @@ class HFLocal:
             return self._tok(text, add_special_tokens=False)["input_ids"]
         return self._tok(req.prompt)["input_ids"] or [self._start]
 
+    group = 1   # cache rows per sample: the prompt variants `_variants` gives (one here; a subclass may give more)
+
+    def _variants(self, req: GenerationRequest, ids: list[int]) -> list[list[int]]:
+        """The prompts a sample is decoded from side by side (here the prompt alone)."""
+        return [ids]
+
+    def _scores(self, logits: torch.Tensor, n_rows: int) -> torch.Tensor:
+        """One row of sampling scores per sample from its `group` cache rows' logits (here the logits)."""
+        return logits
+
     @torch.inference_mode()
     def _generate_chunk(self, requests: list[GenerationRequest], prompts: list[list[int]]) -> list[Response]:
-        """Prefill each prompt once, fan out to its n rows, decode until every row is finished."""
+        """Prefill each prompt's variants once, fan out to its n rows, decode until every row is finished."""
+        k = self.group
         rows = [self._row(r, req, req.first_sample + s) for r, req in enumerate(requests) for s in range(req.n)]
-        logits, cache, mask = self._prefill(prompts)
-        fan_out = torch.tensor([row.request for row in rows], device=self.device)
+        logits, cache, mask = self._prefill([v for req, ids in zip(requests, prompts) for v in self._variants(req, ids)])
+        fan_out = torch.tensor([row.request * k + j for row in rows for j in range(k)], device=self.device)
         cache.batch_select_indices(fan_out)
-        logits, mask = logits[fan_out], mask[fan_out]
-        self._decode(rows, logits, cache, mask)
+        self._decode(rows, logits[fan_out], cache, mask[fan_out])
         return [self._response(requests[r], prompts[r], [row for row in rows if row.request == r])
                 for r in range(len(requests))]
 
-    def _decode(self, rows: list[_Row], logits, cache, mask, group: int = 1, scores=None) -> None:
-        """Sample every row to its end. Each row owns `group` consecutive cache rows, all fed its token;
-        `scores(logits, n_rows)` turns the cache rows' logits into one row of sampling scores per row (default:
-        the logits themselves, group 1). Finished rows are pruned from the cache in bulk."""
+    def _decode(self, rows: list[_Row], logits, cache, mask) -> None:
+        """Sample every row to its end. Each row owns `group` consecutive cache rows, all fed its token, and is
+        sampled from `_scores` of their logits. Finished rows are pruned from the cache in bulk."""
+        group = self.group
         positions = mask.sum(-1, keepdim=True)
         present = list(range(len(rows)))  # rows in the batch, finished ones until pruned
         while True:
-            s = logits if scores is None else scores(logits, len(present))
+            s = self._scores(logits, len(present))
             live = [k for k, i in enumerate(present) if rows[i].finish is None]
             for k, token in zip(live, _sample([rows[present[k]] for k in live], s[live])):
                 self._advance(rows[present[k]], token)

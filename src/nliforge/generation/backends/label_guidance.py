@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 
 from nliforge.generation.backends.hf_local import HFLocal
-from nliforge.generation.types import GenerationError, GenerationRequest, Response
+from nliforge.generation.types import GenerationError, GenerationRequest
 
 
 def guided_scores(logprobs: torch.Tensor, w: float) -> torch.Tensor:
@@ -37,23 +37,6 @@ def label_variants(ids: list[int], label_ids: list[int], uid: str) -> list[list[
     return [ids[:-1] + [lab] for lab in [own] + [lab for lab in label_ids if lab != own]]
 
 
-@torch.inference_mode()
-def generate_guided(hf, requests: list[GenerationRequest], prompts: list[list[int]], label_ids: list[int],
-                    w: float) -> list[Response]:
-    """One Response per request (prompt ids given), decoded with label guidance over `hf`'s model (an `HFLocal`)."""
-    k = len(label_ids)
-    rows = [hf._row(r, req, req.first_sample + s) for r, req in enumerate(requests) for s in range(req.n)]
-    variants = [v for req, ids in zip(requests, prompts) for v in label_variants(ids, label_ids, req.uid)]
-    logits, cache, mask = hf._prefill(variants)
-    fan_out = torch.tensor([row.request * k + j for row in rows for j in range(k)], device=hf.device)
-    cache.batch_select_indices(fan_out)
-    logits, mask = logits[fan_out], mask[fan_out]
-    hf._decode(rows, logits, cache, mask, group=k,
-               scores=lambda lg, n: guided_scores(torch.log_softmax(lg.float(), -1).view(n, k, -1), w))
-    return [hf._response(requests[r], prompts[r], [row for row in rows if row.request == r])
-            for r in range(len(requests))]
-
-
 class GuidedHFLocal(HFLocal):
     """`HFLocal` whose decoding is label-guided with weight `w` (batching, context checks and seeds as HFLocal)."""
 
@@ -63,6 +46,10 @@ class GuidedHFLocal(HFLocal):
         super().__init__(model, **kwargs)
         self.w = float(w)
         self.label_ids = [self._tok.convert_tokens_to_ids(tok) for tok in label_tokens]
+        self.group = len(self.label_ids)
 
-    def _generate_chunk(self, requests, prompts):
-        return generate_guided(self, requests, prompts, self.label_ids, self.w)
+    def _variants(self, req: GenerationRequest, ids: list[int]) -> list[list[int]]:
+        return label_variants(ids, self.label_ids, req.uid)
+
+    def _scores(self, logits: torch.Tensor, n_rows: int) -> torch.Tensor:
+        return guided_scores(torch.log_softmax(logits.float(), -1).view(n_rows, self.group, -1), self.w)
